@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rivet: provider globals, logging, locks and the objects every file shares.
+ * Each libfabric class lives in its own rivet_<object>.c; this header holds
+ * their structs so that the data path can reach them without indirection.
+ *
+ * Locking.  With FI_THREAD_SAFE every object carries a lock; with the
+ * weaker threading levels the locks are compiled in but switched off at
+ * open time (rivet_lock.on == false), so the fast path pays one branch.
+ * Lock order, outermost first: eq->lock, ep->lock, cq->lock, cntr (atomic,
+ * no lock).  A CQ's progress takes only cq->lock; it never calls back into
+ * an endpoint under cq->lock except to return a work-request context to the
+ * endpoint's pool, which is itself protected by cq->lock (a context belongs
+ * to the CQ that will see its completion while it is posted).
+ */
+#ifndef RIVET_H
+#define RIVET_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#define RIVET_PROV_NAME "rivet"
+#define RIVET_PROV_VERSION FI_VERSION(0, 1)
+/* Our MSG wire: plain RC plus a 2-byte header in the CM private data. */
+#define RIVET_PROTO_MSG (FI_PROV_SPECIFIC | 0x7276)
+#define RIVET_PROTO_VERSION 1
+
+#define RIVET_CM_HDR_SIZE 2
+/* rdma_cm gives 56 bytes of private data on a connect request (IB CM REQ). */
+#define RIVET_CM_DATA_SIZE (56 - RIVET_CM_HDR_SIZE)
+#define RIVET_MAX_INLINE_PROBE 512
+#define RIVET_IOV_LIMIT_MAX 32
+
+#ifndef container_of
+#define container_of(ptr, type, field) \
+	((type *)((char *)(ptr) - offsetof(type, field)))
+#endif
+#define RIVET_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define RIVET_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+extern struct fi_provider g_rivet_prov;
+
+#define RIVET_LOG(level, subsys, ...) \
+	FI_LOG(&g_rivet_prov, level, FI_LOG_##subsys, __VA_ARGS__)
+#define RIVET_WARN(subsys, ...) RIVET_LOG(FI_LOG_WARN, subsys, __VA_ARGS__)
+#define RIVET_INFO(subsys, ...) RIVET_LOG(FI_LOG_INFO, subsys, __VA_ARGS__)
+#define RIVET_DBG(subsys, ...) RIVET_LOG(FI_LOG_DEBUG, subsys, __VA_ARGS__)
+#define RIVET_WARN_ERRNO(subsys, call, err) \
+	RIVET_WARN(subsys, "%s: %s (%d)\n", call, strerror(err), err)
+
+/* ---- parameters (rivet_params.c) ---- */
+struct rivet_params {
+	size_t tx_size;
+	size_t rx_size;
+	size_t cq_size;
+	size_t inject_size;
+	char *iface;
+	int ipv6;
+};
+extern struct rivet_params g_rivet_params;
+void rivet_params_initialize(void);
+
+/* ---- locks ---- */
+struct rivet_lock {
+	pthread_spinlock_t l;
+	bool on;
+};
+
+static inline void rivet_lock_construct(struct rivet_lock *lk, bool on)
+{
+	pthread_spin_init(&lk->l, PTHREAD_PROCESS_PRIVATE);
+	lk->on = on;
+}
+
+static inline void rivet_lock_destruct(struct rivet_lock *lk)
+{
+	pthread_spin_destroy(&lk->l);
+}
+
+static inline void rivet_lock_acquire(struct rivet_lock *lk)
+{
+	if (lk->on)
+		pthread_spin_lock(&lk->l);
+}
+
+static inline void rivet_lock_release(struct rivet_lock *lk)
+{
+	if (lk->on)
+		pthread_spin_unlock(&lk->l);
+}
+
+/* ---- devices (rivet_device.c) ---- */
+union rivet_sockaddr {
+	struct sockaddr sa;
+	struct sockaddr_in sin;
+	struct sockaddr_in6 sin6;
+	struct sockaddr_storage ss;
+};
+
+struct rivet_dev_addr {
+	union rivet_sockaddr addr;
+	unsigned int prefix_len;
+	char ifname[32];
+};
+
+/* One verbs device as the scan found it; contexts belong to librdmacm. */
+struct rivet_dev {
+	struct ibv_context *ctx;
+	char name[64];
+	uint8_t port_num;
+	struct ibv_device_attr attr;
+	struct ibv_port_attr port_attr;
+	uint32_t max_inline;
+	size_t max_msg_size;
+	size_t naddrs;
+	struct rivet_dev_addr addrs[16];
+};
+
+struct rivet_devs {
+	size_t ndevs;
+	struct rivet_dev devs[8];
+};
+
+int rivet_devs_get(const struct rivet_devs **devs_p);
+void rivet_devs_finalize(void);
+struct rivet_dev *rivet_dev_lookup_ctx(struct ibv_context *ctx);
+const struct rivet_dev *rivet_dev_lookup_name(const char *name);
+
+/* ---- addresses (rivet_addr.c: pure helpers, unit tested) ---- */
+size_t rivet_addr_len(const struct sockaddr *sa);
+uint32_t rivet_addr_format(const struct sockaddr *sa);
+uint16_t rivet_addr_port(const struct sockaddr *sa);
+void rivet_addr_set_port(struct sockaddr *sa, uint16_t port);
+int rivet_addr_str(const struct sockaddr *sa, char *buf, size_t *len);
+int rivet_addr_parse(const char *str, union rivet_sockaddr *out_p);
+bool rivet_addr_same_ip(const struct sockaddr *a, const struct sockaddr *b);
+bool rivet_addr_in_subnet(const struct sockaddr *a, const struct sockaddr *net,
+			  unsigned int prefix_len);
+void rivet_addr_subnet_name(const struct sockaddr *sa, unsigned int prefix_len,
+			    char *buf, size_t len);
+
+/* ---- info (rivet_info.c) ---- */
+struct rivet_info_limits {
+	const char *fabric_name;
+	const char *domain_name;
+	const struct sockaddr *src_addr;
+	size_t max_qp_wr;
+	size_t max_sge;
+	size_t max_inline;
+	size_t max_msg_size;
+	size_t max_cqe;
+	size_t max_cq;
+	size_t max_qp;
+	size_t max_mr;
+	size_t max_mr_size;
+	bool atomics;
+};
+struct fi_info *rivet_info_build(const struct rivet_info_limits *lim);
+int rivet_info_match(const struct fi_info *prov, const struct fi_info *hints,
+		     uint32_t version, struct fi_info **out_p);
+int rivet_getinfo(uint32_t version, const char *node, const char *service,
+		  uint64_t flags, const struct fi_info *hints,
+		  struct fi_info **info_p);
+
+/* ---- shared stubs (rivet_init.c) ---- */
+int rivet_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int rivet_no_control(struct fid *fid, int command, void *arg);
+int rivet_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		      void **ops, void *context);
+int rivet_errno_to_fi(int err);
+
+/* ---- fabric, domain (rivet_fabric.c, rivet_domain.c) ---- */
+struct rivet_fabric {
+	struct fid_fabric fabric_fid;
+	atomic_int refcnt;
+	char *name;
+};
+
+struct rivet_domain {
+	struct fid_domain domain_fid;
+	struct rivet_fabric *fabric;
+	struct rivet_dev *dev;
+	struct ibv_pd *pd;
+	struct fi_info *info;
+	atomic_int refcnt;
+	enum fi_threading threading;
+	uint64_t mr_mode;
+	bool rx_cq_data;
+	struct rivet_eq *eq;
+};
+
+int rivet_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_p,
+		      void *context);
+int rivet_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		      struct fid_domain **domain_p, void *context);
+
+static inline struct rivet_fabric *to_rfabric(struct fid_fabric *f)
+{
+	return container_of(f, struct rivet_fabric, fabric_fid);
+}
+
+static inline struct rivet_domain *to_rdomain(struct fid_domain *d)
+{
+	return container_of(d, struct rivet_domain, domain_fid);
+}
+
+/* ---- memory regions (rivet_mr.c) ---- */
+struct rivet_mr {
+	struct fid_mr mr_fid;
+	struct rivet_domain *domain;
+	struct ibv_mr *ibv_mr;
+	uint64_t access;
+};
+
+int rivet_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+		 uint64_t offset, uint64_t requested_key, uint64_t flags,
+		 struct fid_mr **mr_p, void *context);
+int rivet_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		  uint64_t access, uint64_t offset, uint64_t requested_key,
+		  uint64_t flags, struct fid_mr **mr_p, void *context);
+int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+		     uint64_t flags, struct fid_mr **mr_p);
+int rivet_mr_access_to_ibv(uint64_t access);
+
+static inline uint32_t rivet_mr_lkey(void *desc)
+{
+	return ((struct rivet_mr *)desc)->ibv_mr->lkey;
+}
+
+/* ---- waits (rivet_wait.c): an epoll fd over channel fds plus an eventfd */
+struct rivet_wait {
+	int epfd;
+	int efd;
+};
+int rivet_wait_construct(struct rivet_wait *w);
+void rivet_wait_destruct(struct rivet_wait *w);
+int rivet_wait_add_fd(struct rivet_wait *w, int fd);
+void rivet_wait_del_fd(struct rivet_wait *w, int fd);
+void rivet_wait_signal(struct rivet_wait *w);
+void rivet_wait_drain_signal(struct rivet_wait *w);
+/* 0 when an fd became ready, -FI_EAGAIN on timeout, other negative on error */
+int rivet_wait_fd(struct rivet_wait *w, int timeout_ms);
+
+/* ---- counters (rivet_cntr.c) ---- */
+struct rivet_cq;
+struct rivet_cntr {
+	struct fid_cntr cntr_fid;
+	struct rivet_domain *domain;
+	atomic_uint_least64_t value;
+	atomic_uint_least64_t err;
+	struct fi_cntr_attr attr;
+	struct rivet_wait wait;
+	/* CQs whose progress feeds this counter */
+	pthread_mutex_t cqs_lock;
+	size_t ncqs;
+	struct rivet_cq *cqs[16];
+	atomic_int refcnt;
+};
+
+int rivet_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		    struct fid_cntr **cntr_p, void *context);
+int rivet_cntr_trywait(struct rivet_cntr *cntr);
+int rivet_cntr_attach_cq(struct rivet_cntr *cntr, struct rivet_cq *cq);
+void rivet_cntr_detach_cq(struct rivet_cntr *cntr, struct rivet_cq *cq);
+
+static inline void rivet_cntr_inc(struct rivet_cntr *cntr)
+{
+	if (cntr) {
+		atomic_fetch_add_explicit(&cntr->value, 1,
+					  memory_order_release);
+		if (cntr->attr.wait_obj != FI_WAIT_NONE)
+			rivet_wait_signal(&cntr->wait);
+	}
+}
+
+static inline void rivet_cntr_inc_err(struct rivet_cntr *cntr)
+{
+	if (cntr) {
+		atomic_fetch_add_explicit(&cntr->err, 1, memory_order_release);
+		if (cntr->attr.wait_obj != FI_WAIT_NONE)
+			rivet_wait_signal(&cntr->wait);
+	}
+}
+
+/* ---- completion queues (rivet_cq.c) ---- */
+
+/*
+ * Every posted work request carries one of these as its wr_id.  It tells the
+ * CQ progress what to report and which counter to bump.  They live in an
+ * endpoint-owned array; flags hold the FI_* completion flags.
+ */
+struct rivet_ep;
+struct rivet_wr_ring;
+struct rivet_wr_ctx {
+	struct rivet_ep *ep;
+	struct rivet_wr_ring *ring;	/* the ring to retire this slot in */
+	void *context;
+	uint64_t flags;
+	size_t len;
+	void *buf;
+	struct rivet_cntr *cntr;
+	bool report;		/* generate a CQ entry on success */
+};
+
+/* A converted completion waiting in the CQ's software ring. */
+struct rivet_cq_entry {
+	struct rivet_ep *ep;	/* owner, so a closed endpoint can purge */
+	void *op_context;
+	uint64_t flags;
+	size_t len;
+	void *buf;
+	uint64_t data;
+	fi_addr_t src;
+	int err;		/* positive FI_E* code, 0 on success */
+	int prov_errno;		/* enum ibv_wc_status */
+};
+
+struct rivet_cq {
+	struct fid_cq cq_fid;
+	struct rivet_domain *domain;
+	struct fi_cq_attr attr;
+	struct ibv_comp_channel *channel;
+	struct ibv_cq *ibv_cq;
+	bool armed;
+	struct rivet_lock lock;
+	/* software ring of converted completions */
+	struct rivet_cq_entry *ring;
+	size_t ring_size;
+	size_t head;		/* next to read */
+	size_t count;		/* entries in ring */
+	/* errors go to a separate FIFO so fi_cq_read can return -FI_EAVAIL */
+	struct rivet_cq_entry *errs;
+	size_t errs_size;
+	size_t errs_head;
+	size_t errs_count;
+	struct rivet_wait wait;
+	size_t credits;		/* CQEs the ibv CQ can still absorb */
+	atomic_int refcnt;
+	bool hidden;		/* internal CQ of an endpoint with none bound */
+	char err_buf[96];	/* backing for the last readerr's err_data */
+};
+
+int rivet_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		  struct fid_cq **cq_p, void *context);
+int rivet_cq_open_hidden(struct rivet_domain *domain, size_t size,
+			 struct rivet_cq **cq_p);
+void rivet_cq_close_hidden(struct rivet_cq *cq);
+/* Polls the verbs CQ into the software ring; returns entries converted. */
+int rivet_cq_progress(struct rivet_cq *cq);
+/* Drops ring entries owned by a closing endpoint (after its QP is gone). */
+void rivet_cq_purge_ep(struct rivet_cq *cq, struct rivet_ep *ep);
+/* Reserve/return CQEs for posts (FI_RM_ENABLED overrun protection). */
+bool rivet_cq_take_credit(struct rivet_cq *cq);
+void rivet_cq_return_credit(struct rivet_cq *cq);
+/* Arms the verbs CQ for one notification; -FI_EAGAIN when entries are
+ * already waiting (the caller must not sleep). */
+int rivet_cq_arm(struct rivet_cq *cq);
+/* Collects and acks pending channel events without blocking. */
+void rivet_cq_consume_events(struct rivet_cq *cq);
+int rivet_cq_trywait(struct rivet_cq *cq);
+const char *rivet_wc_status_str(int status);
+int rivet_wc_status_to_fi(int status);
+
+static inline struct rivet_cq *to_rcq(struct fid_cq *cq)
+{
+	return container_of(cq, struct rivet_cq, cq_fid);
+}
+
+/* ---- event queues (rivet_eq.c) ---- */
+struct rivet_eq_event {
+	uint32_t event;
+	struct fi_eq_err_entry entry;	/* fid, context, data, err, ... */
+	struct fi_info *info;		/* FI_CONNREQ */
+	size_t data_len;
+	uint8_t data[256];		/* private data (cm) or user data */
+	bool is_err;
+	struct rivet_eq_event *next;
+};
+
+struct rivet_eq {
+	struct fid_eq eq_fid;
+	struct rivet_fabric *fabric;
+	struct fi_eq_attr attr;
+	struct rdma_event_channel *channel;
+	pthread_mutex_t lock;
+	struct rivet_eq_event *head, *tail;	/* FIFO */
+	size_t count;
+	struct rivet_eq_event *err_head, *err_tail;
+	struct rivet_wait wait;
+	atomic_int refcnt;
+	void *err_data;		/* backing for the last readerr's err_data */
+};
+
+int rivet_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		  struct fid_eq **eq_p, void *context);
+/* Queues an event (takes ownership of ev). */
+void rivet_eq_push(struct rivet_eq *eq, struct rivet_eq_event *ev);
+int rivet_eq_progress(struct rivet_eq *eq);
+int rivet_eq_trywait(struct rivet_eq *eq);
+/* CM event dispatch (rivet_cm.c); called by EQ progress without eq->lock.
+ * It acks the event. */
+void rivet_cm_handle_event(struct rivet_eq *eq, struct rdma_cm_event *ev);
+
+static inline struct rivet_eq *to_req(struct fid_eq *eq)
+{
+	return container_of(eq, struct rivet_eq, eq_fid);
+}
+
+/* ---- connection requests, passive endpoints (rivet_pep.c) ---- */
+struct rivet_connreq {
+	struct fid handle;
+	struct rdma_cm_id *id;
+};
+
+struct rivet_pep {
+	struct fid_pep pep_fid;
+	struct rivet_fabric *fabric;
+	struct fi_info *info;
+	struct rdma_cm_id *id;
+	struct rivet_eq *eq;
+	bool listening;
+	union rivet_sockaddr src;
+};
+
+int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,
+		   struct fid_pep **pep_p, void *context);
+
+/* ---- MSG endpoints (rivet_msg_ep.c, rivet_msg.c, rivet_rma.c, rivet_cm.c) */
+enum rivet_ep_state {
+	RIVET_EP_IDLE,
+	RIVET_EP_ENABLED,
+	RIVET_EP_CONNECTING,
+	RIVET_EP_ACCEPTING,
+	RIVET_EP_CONNECTED,
+	RIVET_EP_SHUTDOWN,
+	RIVET_EP_ERROR,
+};
+
+/*
+ * Work-request contexts of one queue (send or receive) of a QP.  RC reports
+ * the completions of one work queue in the order they were posted, so the
+ * contexts form a ring: the poster (under ep->lock) fills at tail, the CQ
+ * progress (under cq->lock) retires at head.  Each side owns one index.
+ * Slot i of the send ring also owns bounce buffer i (FI_INJECT copies).
+ */
+struct rivet_wr_ring {
+	struct rivet_wr_ctx *ctxs;
+	size_t size;
+	atomic_size_t head;
+	atomic_size_t tail;
+};
+
+static inline size_t rivet_wr_ring_left(struct rivet_wr_ring *r)
+{
+	return r->size - (atomic_load_explicit(&r->tail, memory_order_relaxed) -
+			  atomic_load_explicit(&r->head, memory_order_acquire));
+}
+
+struct rivet_ep {
+	struct fid_ep ep_fid;
+	struct rivet_domain *domain;
+	struct fi_info *info;
+	struct rdma_cm_id *id;
+	struct ibv_qp *qp;
+	enum rivet_ep_state state;
+	struct rivet_lock lock;
+	struct rivet_eq *eq;
+	struct rivet_cq *tx_cq, *rx_cq;
+	bool tx_selective, rx_selective;
+	uint64_t tx_op_flags, rx_op_flags;
+	struct rivet_cntr *send_cntr, *recv_cntr;
+	struct rivet_cntr *read_cntr, *write_cntr;
+	struct rivet_cntr *rread_cntr, *rwrite_cntr;
+	struct rivet_wr_ring tx_ring, rx_ring;
+	size_t inline_size;	/* what the QP takes inline */
+	size_t inject_size;	/* what we promise: inline or bounce */
+	/* bounce buffers for FI_INJECT larger than inline, one per tx slot */
+	uint8_t *bounce;
+	struct ibv_mr *bounce_mr;
+	union rivet_sockaddr src, dst;
+	bool shutdown_reported;
+	struct rivet_connreq *connreq;	/* passive side, until accepted */
+	uint8_t cm_data[RIVET_CM_DATA_SIZE + RIVET_CM_HDR_SIZE];
+	size_t cm_data_len;
+	size_t tx_size, rx_size, iov_limit;
+};
+
+int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
+		      struct fid_ep **ep_p, void *context);
+/* Retires the oldest context of a ring: called by CQ progress. */
+static inline void rivet_wr_ring_retire(struct rivet_wr_ring *r)
+{
+	atomic_fetch_add_explicit(&r->head, 1, memory_order_release);
+}
+
+static inline struct rivet_ep *to_rep(struct fid_ep *ep)
+{
+	return container_of(ep, struct rivet_ep, ep_fid);
+}
+
+extern struct fi_ops_msg g_rivet_msg_ops;
+extern struct fi_ops_rma g_rivet_rma_ops;
+
+/* ---- private data framing (rivet_cm.c, unit tested) ---- */
+int rivet_cm_data_pack(const void *param, size_t len, uint8_t *out,
+		       size_t out_size, size_t *out_len_p);
+int rivet_cm_data_unpack(const void *in, size_t in_len, const void **data_p,
+			 size_t *len_p);
+
+#endif /* RIVET_H */
