@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -60,6 +61,7 @@
 #define RIVET_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 extern struct fi_provider g_rivet_prov;
+struct fi_provider *fi_prov_ini(void);
 
 #define RIVET_LOG(level, subsys, ...) \
 	FI_LOG(&g_rivet_prov, level, FI_LOG_##subsys, __VA_ARGS__)
@@ -245,7 +247,9 @@ int rivet_mr_access_to_ibv(uint64_t access);
 
 static inline uint32_t rivet_mr_lkey(void *desc)
 {
-	return ((struct rivet_mr *)desc)->ibv_mr->lkey;
+	struct rivet_mr *mr = desc;
+
+	return mr->ibv_mr ? mr->ibv_mr->lkey : 0;
 }
 
 /* ---- waits (rivet_wait.c): an epoll fd over channel fds plus an eventfd */

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The domain: one verbs device (librdmacm's context for it) and a PD, the
+ * opener of CQs, counters, endpoints and memory regions.
+ */
+#include <stdlib.h>
+
+#include "rivet.h"
+
+static int rivet_domain_close(struct fid *fid)
+{
+	struct rivet_domain *dom = container_of(fid, struct rivet_domain,
+						domain_fid.fid);
+	int ret;
+
+	if (atomic_load(&dom->refcnt))
+		return -FI_EBUSY;
+	ret = ibv_dealloc_pd(dom->pd);
+	if (ret) {
+		RIVET_WARN_ERRNO(DOMAIN, "ibv_dealloc_pd", ret);
+		return rivet_errno_to_fi(ret);
+	}
+	atomic_fetch_sub(&dom->fabric->refcnt, 1);
+	fi_freeinfo(dom->info);
+	free(dom);
+	return 0;
+}
+
+static int rivet_domain_endpoint(struct fid_domain *domain,
+				 struct fi_info *info, struct fid_ep **ep_p,
+				 void *context)
+{
+	if (!info || !info->ep_attr)
+		return -FI_EINVAL;
+	if (info->ep_attr->type != FI_EP_MSG)
+		return -FI_ENOSYS;
+	return rivet_msg_ep_open(domain, info, ep_p, context);
+}
+
+static int rivet_domain_endpoint2(struct fid_domain *domain,
+				  struct fi_info *info, struct fid_ep **ep_p,
+				  uint64_t flags, void *context)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	return rivet_domain_endpoint(domain, info, ep_p, context);
+}
+
+static int rivet_domain_av_open(struct fid_domain *domain,
+				struct fi_av_attr *attr, struct fid_av **av,
+				void *context)
+{
+	return -FI_ENOSYS;	/* MSG endpoints address peers by connection */
+}
+
+static int rivet_domain_scalable_ep(struct fid_domain *domain,
+				    struct fi_info *info, struct fid_ep **sep,
+				    void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_domain_poll_open(struct fid_domain *domain,
+				  struct fi_poll_attr *attr,
+				  struct fid_poll **pollset)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_domain_stx_ctx(struct fid_domain *domain,
+				struct fi_tx_attr *attr, struct fid_stx **stx,
+				void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_domain_srx_ctx(struct fid_domain *domain,
+				struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+				void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_domain_query_atomic(struct fid_domain *domain,
+				     enum fi_datatype datatype, enum fi_op op,
+				     struct fi_atomic_attr *attr,
+				     uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_domain_query_collective(struct fid_domain *domain,
+					 enum fi_collective_op coll,
+					 struct fi_collective_attr *attr,
+					 uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops g_rivet_domain_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rivet_domain_close,
+	.bind = rivet_no_bind,
+	.control = rivet_no_control,
+	.ops_open = rivet_no_ops_open,
+};
+
+static struct fi_ops_domain g_rivet_domain_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = rivet_domain_av_open,
+	.cq_open = rivet_cq_open,
+	.endpoint = rivet_domain_endpoint,
+	.scalable_ep = rivet_domain_scalable_ep,
+	.cntr_open = rivet_cntr_open,
+	.poll_open = rivet_domain_poll_open,
+	.stx_ctx = rivet_domain_stx_ctx,
+	.srx_ctx = rivet_domain_srx_ctx,
+	.query_atomic = rivet_domain_query_atomic,
+	.query_collective = rivet_domain_query_collective,
+	.endpoint2 = rivet_domain_endpoint2,
+};
+
+static struct fi_ops_mr g_rivet_mr_ops = {
+	.size = sizeof(struct fi_ops_mr),
+	.reg = rivet_mr_reg,
+	.regv = rivet_mr_regv,
+	.regattr = rivet_mr_regattr,
+};
+
+static int rivet_domain_construct(struct rivet_domain *dom,
+				  struct rivet_fabric *fab,
+				  const struct fi_info *info)
+{
+	const struct rivet_dev *dev;
+
+	dev = rivet_dev_lookup_name(info->domain_attr->name);
+	if (!dev) {
+		RIVET_WARN(DOMAIN, "no such device: %s\n",
+			   info->domain_attr->name ?
+			   info->domain_attr->name : "(null)");
+		return -FI_ENODEV;
+	}
+	dom->dev = (struct rivet_dev *)dev;
+	dom->info = fi_dupinfo(info);
+	if (!dom->info)
+		return -FI_ENOMEM;
+	dom->pd = ibv_alloc_pd(dev->ctx);
+	if (!dom->pd) {
+		RIVET_WARN_ERRNO(DOMAIN, "ibv_alloc_pd", errno);
+		fi_freeinfo(dom->info);
+		return rivet_errno_to_fi(errno);
+	}
+	dom->fabric = fab;
+	dom->threading = info->domain_attr->threading;
+	dom->mr_mode = info->domain_attr->mr_mode;
+	dom->rx_cq_data = (info->mode & FI_RX_CQ_DATA) ||
+			  (info->rx_attr && (info->rx_attr->mode &
+					     FI_RX_CQ_DATA));
+	return 0;
+}
+
+int rivet_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		      struct fid_domain **domain_p, void *context)
+{
+	struct rivet_fabric *fab = to_rfabric(fabric);
+	struct rivet_domain *dom;
+	int ret;
+
+	if (!info || !info->domain_attr || !domain_p)
+		return -FI_EINVAL;
+	dom = calloc(1, sizeof(*dom));
+	if (!dom)
+		return -FI_ENOMEM;
+	ret = rivet_domain_construct(dom, fab, info);
+	if (ret) {
+		free(dom);
+		return ret;
+	}
+	atomic_fetch_add(&fab->refcnt, 1);
+	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
+	dom->domain_fid.fid.context = context;
+	dom->domain_fid.fid.ops = &g_rivet_domain_fi_ops;
+	dom->domain_fid.ops = &g_rivet_domain_ops;
+	dom->domain_fid.mr = &g_rivet_mr_ops;
+	*domain_p = &dom->domain_fid;
+	return 0;
+}

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fi_getinfo for rivet: resolves node/service/FI_SOURCE and the hints'
+ * addresses to the devices that own them, then asks rivet_info.c for one
+ * matched fi_info per (device, address).
+ */
+#include <netdb.h>
+#include <stdlib.h>
+
+#include "rivet.h"
+
+#define RIVET_RESOLVE_TIMEOUT_MS 2000
+
+struct rivet_getinfo_req {
+	union rivet_sockaddr src, dst, route_src;
+	bool has_src, has_dst;
+	struct ibv_context *route_ctx;	/* device that reaches dst */
+};
+
+static int rivet_gai(const char *node, const char *service, uint64_t flags,
+		     const struct fi_info *hints, bool passive,
+		     union rivet_sockaddr *out)
+{
+	struct addrinfo ai = { .ai_socktype = SOCK_STREAM }, *res;
+	uint32_t fmt = hints ? hints->addr_format : FI_FORMAT_UNSPEC;
+	int ret;
+
+	ai.ai_family = fmt == FI_SOCKADDR_IN ? AF_INET :
+		       fmt == FI_SOCKADDR_IN6 ? AF_INET6 : AF_UNSPEC;
+	ai.ai_flags = (passive ? AI_PASSIVE : 0) |
+		      ((flags & FI_NUMERICHOST) ? AI_NUMERICHOST : 0);
+	ret = getaddrinfo(node, service, &ai, &res);
+	if (ret) {
+		RIVET_INFO(CORE, "getaddrinfo(%s, %s): %s\n",
+			   node ? node : "-", service ? service : "-",
+			   gai_strerror(ret));
+		return -FI_ENODATA;
+	}
+	memset(out, 0, sizeof(*out));
+	memcpy(out, res->ai_addr, RIVET_MIN(res->ai_addrlen, sizeof(*out)));
+	freeaddrinfo(res);
+	return 0;
+}
+
+static int rivet_getinfo_copy_addr(const void *addr, size_t len,
+				   union rivet_sockaddr *out)
+{
+	const struct sockaddr *sa = addr;
+
+	if (len < sizeof(sa->sa_family) || !rivet_addr_len(sa) ||
+	    len < rivet_addr_len(sa))
+		return -FI_EINVAL;
+	memset(out, 0, sizeof(*out));
+	memcpy(out, addr, rivet_addr_len(sa));
+	return 0;
+}
+
+/* Which device routes to dst, and from which local address. */
+static int rivet_getinfo_route(struct rivet_getinfo_req *req)
+{
+	struct rdma_cm_id *id;
+	struct sockaddr *src = req->has_src ? &req->src.sa : NULL;
+	int ret;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
+		return -FI_ENODATA;
+	ret = rdma_resolve_addr(id, src, &req->dst.sa,
+				RIVET_RESOLVE_TIMEOUT_MS);
+	if (ret || !id->verbs) {
+		RIVET_INFO(CORE, "rdma_resolve_addr: no RDMA route (%d)\n",
+			   ret ? errno : 0);
+		rdma_destroy_id(id);
+		return -FI_ENODATA;
+	}
+	req->route_ctx = id->verbs;
+	memcpy(&req->route_src, rdma_get_local_addr(id),
+	       rivet_addr_len(rdma_get_local_addr(id)));
+	rdma_destroy_id(id);
+	return 0;
+}
+
+static int rivet_getinfo_addrs(const char *node, const char *service,
+			       uint64_t flags, const struct fi_info *hints,
+			       struct rivet_getinfo_req *req)
+{
+	int ret;
+
+	if (node || service) {
+		bool src = (flags & FI_SOURCE) || !node;
+
+		ret = rivet_gai(node, service, flags, hints, src,
+				src ? &req->src : &req->dst);
+		if (ret)
+			return ret;
+		req->has_src = src;
+		req->has_dst = !src;
+	}
+	if (hints && hints->src_addr && !req->has_src) {
+		ret = rivet_getinfo_copy_addr(hints->src_addr,
+					      hints->src_addrlen, &req->src);
+		if (ret)
+			return ret;
+		req->has_src = true;
+	}
+	if (hints && hints->dest_addr && !req->has_dst) {
+		ret = rivet_getinfo_copy_addr(hints->dest_addr,
+					      hints->dest_addrlen, &req->dst);
+		if (ret)
+			return ret;
+		req->has_dst = true;
+	}
+	return req->has_dst ? rivet_getinfo_route(req) : 0;
+}
+
+static bool rivet_addr_is_any(const struct sockaddr *sa)
+{
+	static const struct in6_addr any6 = IN6ADDR_ANY_INIT;
+
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	return !memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr, &any6,
+		       sizeof(any6));
+}
+
+static bool rivet_getinfo_addr_ok(const struct rivet_getinfo_req *req,
+				  const struct rivet_dev *dev,
+				  const struct rivet_dev_addr *a)
+{
+	if (req->has_dst)
+		return rivet_dev_lookup_ctx(req->route_ctx) == dev &&
+		       rivet_addr_same_ip(&req->route_src.sa, &a->addr.sa);
+	if (req->has_src && !rivet_addr_is_any(&req->src.sa))
+		return rivet_addr_same_ip(&req->src.sa, &a->addr.sa);
+	if (req->has_src)
+		return req->src.sa.sa_family == a->addr.sa.sa_family;
+	return true;
+}
+
+static void rivet_getinfo_limits(const struct rivet_dev *dev,
+				 const struct sockaddr *src, char *fabric_name,
+				 size_t name_len, unsigned int prefix_len,
+				 struct rivet_info_limits *lim)
+{
+	rivet_addr_subnet_name(src, prefix_len, fabric_name, name_len);
+	*lim = (struct rivet_info_limits) {
+		.fabric_name = fabric_name,
+		.domain_name = dev->name,
+		.src_addr = src,
+		.max_qp_wr = dev->attr.max_qp_wr,
+		.max_sge = dev->attr.max_sge,
+		.max_inline = dev->max_inline,
+		.max_msg_size = dev->max_msg_size,
+		.max_cqe = dev->attr.max_cqe,
+		.max_cq = dev->attr.max_cq,
+		.max_qp = dev->attr.max_qp,
+		.max_mr = dev->attr.max_mr,
+		.max_mr_size = dev->attr.max_mr_size,
+		.atomics = dev->attr.atomic_cap != IBV_ATOMIC_NONE,
+	};
+}
+
+static int rivet_getinfo_set_addrs(struct fi_info *fi,
+				   const struct rivet_getinfo_req *req,
+				   const struct sockaddr *src)
+{
+	union rivet_sockaddr s;
+
+	memcpy(&s, src, rivet_addr_len(src));
+	if (req->has_src)
+		rivet_addr_set_port(&s.sa, rivet_addr_port(&req->src.sa));
+	free(fi->src_addr);
+	fi->src_addr = malloc(rivet_addr_len(&s.sa));
+	if (!fi->src_addr)
+		return -FI_ENOMEM;
+	memcpy(fi->src_addr, &s, rivet_addr_len(&s.sa));
+	fi->src_addrlen = rivet_addr_len(&s.sa);
+	if (!req->has_dst)
+		return 0;
+	free(fi->dest_addr);
+	fi->dest_addr = malloc(rivet_addr_len(&req->dst.sa));
+	if (!fi->dest_addr)
+		return -FI_ENOMEM;
+	memcpy(fi->dest_addr, &req->dst, rivet_addr_len(&req->dst.sa));
+	fi->dest_addrlen = rivet_addr_len(&req->dst.sa);
+	return 0;
+}
+
+/* One (device, address): build, match, then place the addresses. */
+static int rivet_getinfo_one(const struct rivet_dev *dev,
+			     const struct rivet_dev_addr *a,
+			     const struct rivet_getinfo_req *req,
+			     const struct fi_info *hints, uint32_t version,
+			     struct fi_info **out_p)
+{
+	struct rivet_info_limits lim;
+	struct fi_info *prov, *fi;
+	char fabric_name[64];
+	int ret;
+
+	rivet_getinfo_limits(dev, &a->addr.sa, fabric_name,
+			     sizeof(fabric_name), a->prefix_len, &lim);
+	prov = rivet_info_build(&lim);
+	if (!prov)
+		return -FI_ENOMEM;
+	ret = rivet_info_match(prov, &lim, hints, version, &fi);
+	fi_freeinfo(prov);
+	if (ret)
+		return ret;
+	ret = rivet_getinfo_set_addrs(fi, req, &a->addr.sa);
+	if (ret) {
+		fi_freeinfo(fi);
+		return ret;
+	}
+	*out_p = fi;
+	return 0;
+}
+
+int rivet_getinfo(uint32_t version, const char *node, const char *service,
+		  uint64_t flags, const struct fi_info *hints,
+		  struct fi_info **info_p)
+{
+	struct rivet_getinfo_req req = { 0 };
+	const struct rivet_devs *devs;
+	struct fi_info *head = NULL, **tail = &head, *fi;
+	int ret, first_err = -FI_ENODATA;
+	size_t d, i;
+
+	ret = rivet_devs_get(&devs);
+	if (ret)
+		return -FI_ENODATA;
+	ret = rivet_getinfo_addrs(node, service, flags, hints, &req);
+	if (ret)
+		return ret;
+	for (d = 0; d < devs->ndevs; d++) {
+		const struct rivet_dev *dev = &devs->devs[d];
+
+		for (i = 0; i < dev->naddrs; i++) {
+			if (!rivet_getinfo_addr_ok(&req, dev, &dev->addrs[i]))
+				continue;
+			ret = rivet_getinfo_one(dev, &dev->addrs[i], &req,
+						hints, version, &fi);
+			if (ret) {
+				if (ret != -FI_ENODATA)
+					first_err = ret;
+				continue;
+			}
+			*tail = fi;
+			tail = &fi->next;
+		}
+	}
+	if (!head)
+		return first_err;
+	*info_p = head;
+	return 0;
+}

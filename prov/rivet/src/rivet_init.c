@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Provider entry point (fi_prov_ini), the provider descriptor, cleanup, and
+ * the shared -FI_ENOSYS stubs and errno conversion used by every object.
+ */
+#include "rivet.h"
+
+int rivet_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+int rivet_no_control(struct fid *fid, int command, void *arg)
+{
+	return -FI_ENOSYS;
+}
+
+int rivet_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		      void **ops, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+/* errno (positive) from libibverbs/librdmacm/libc to a negative FI_E* code */
+int rivet_errno_to_fi(int err)
+{
+	switch (err) {
+	case 0:
+		return 0;
+	case EAGAIN:
+		return -FI_EAGAIN;
+	case ENOMEM:
+		return -FI_ENOMEM;
+	case EINVAL:
+		return -FI_EINVAL;
+	case ENOENT:
+	case ENODEV:
+		return -FI_ENODEV;
+	case ENOSYS:
+	case EOPNOTSUPP:
+		return -FI_ENOSYS;
+	case EBUSY:
+		return -FI_EBUSY;
+	case EADDRINUSE:
+		return -FI_EADDRINUSE;
+	case EADDRNOTAVAIL:
+		return -FI_EADDRNOTAVAIL;
+	case ECONNREFUSED:
+		return -FI_ECONNREFUSED;
+	case ETIMEDOUT:
+		return -FI_ETIMEDOUT;
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+		return -FI_EHOSTUNREACH;
+	case EACCES:
+	case EPERM:
+		return -FI_EACCES;
+	case ENOSPC:
+		return -FI_ENOSPC;
+	default:
+		return err > 0 ? -err : -FI_EOTHER;
+	}
+}
+
+static void rivet_prov_cleanup(void)
+{
+	rivet_devs_finalize();
+}
+
+struct fi_provider g_rivet_prov = {
+	.name = RIVET_PROV_NAME,
+	.version = RIVET_PROV_VERSION,
+	.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
+	.getinfo = rivet_getinfo,
+	.fabric = rivet_fabric_open,
+	.cleanup = rivet_prov_cleanup,
+};
+
+__attribute__((visibility("default"))) struct fi_provider *fi_prov_ini(void)
+{
+	rivet_params_initialize();
+	return &g_rivet_prov;
+}

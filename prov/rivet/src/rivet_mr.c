@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory regions: one ibv_mr each; fi_mr_desc is the rivet_mr itself and
+ * fi_mr_key the rkey (FI_MR_PROV_KEY, FI_MR_VIRT_ADDR).
+ */
+#include <stdlib.h>
+
+#include "rivet.h"
+
+#define RIVET_MR_ACCESS_ALL (FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
+			     FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+int rivet_mr_access_to_ibv(uint64_t access)
+{
+	int ibv = 0;
+
+	/* Local writes (receives, read results) and remote writes both need
+	 * LOCAL_WRITE; read-only memory can still be registered for sends. */
+	if (access & (FI_RECV | FI_READ | FI_REMOTE_WRITE))
+		ibv |= IBV_ACCESS_LOCAL_WRITE;
+	if (access & FI_REMOTE_READ)
+		ibv |= IBV_ACCESS_REMOTE_READ;
+	if (access & FI_REMOTE_WRITE)
+		ibv |= IBV_ACCESS_REMOTE_WRITE;
+	return ibv;
+}
+
+static int rivet_mr_close(struct fid *fid)
+{
+	struct rivet_mr *mr = container_of(fid, struct rivet_mr, mr_fid.fid);
+	int ret;
+
+	if (mr->ibv_mr) {
+		ret = ibv_dereg_mr(mr->ibv_mr);
+		if (ret) {
+			RIVET_WARN_ERRNO(MR, "ibv_dereg_mr", ret);
+			return rivet_errno_to_fi(ret);
+		}
+	}
+	atomic_fetch_sub(&mr->domain->refcnt, 1);
+	free(mr);
+	return 0;
+}
+
+static struct fi_ops g_rivet_mr_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rivet_mr_close,
+	.bind = rivet_no_bind,
+	.control = rivet_no_control,
+	.ops_open = rivet_no_ops_open,
+};
+
+static int rivet_mr_check(const struct fi_mr_attr *attr, uint64_t flags)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (attr->iov_count != 1 || !attr->mr_iov)
+		return attr->iov_count ? -FI_EINVAL : -FI_EINVAL;
+	if (attr->access & ~RIVET_MR_ACCESS_ALL)
+		return -FI_EINVAL;
+	if (!attr->mr_iov[0].iov_base && attr->mr_iov[0].iov_len)
+		return -FI_EINVAL;
+	if (attr->iface != FI_HMEM_SYSTEM)
+		return -FI_ENOSYS;
+	if (attr->auth_key_size)
+		return -FI_EINVAL;
+	return 0;
+}
+
+int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+		     uint64_t flags, struct fid_mr **mr_p)
+{
+	struct rivet_domain *dom;
+	struct rivet_mr *mr;
+	uint64_t access;
+	int ret;
+
+	if (!fid || fid->fclass != FI_CLASS_DOMAIN || !attr || !mr_p)
+		return -FI_EINVAL;
+	dom = container_of(fid, struct rivet_domain, domain_fid.fid);
+	ret = rivet_mr_check(attr, flags);
+	if (ret)
+		return ret;
+	access = attr->access ? attr->access : RIVET_MR_ACCESS_ALL;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -FI_ENOMEM;
+	/* Zero-length regions need no verbs MR: no SGE ever names them. */
+	if (attr->mr_iov[0].iov_len) {
+		mr->ibv_mr = ibv_reg_mr(dom->pd, attr->mr_iov[0].iov_base,
+					attr->mr_iov[0].iov_len,
+					rivet_mr_access_to_ibv(access));
+		if (!mr->ibv_mr) {
+			ret = errno;
+			RIVET_WARN_ERRNO(MR, "ibv_reg_mr", ret);
+			free(mr);
+			return rivet_errno_to_fi(ret);
+		}
+		mr->mr_fid.key = mr->ibv_mr->rkey;
+	}
+	mr->domain = dom;
+	mr->access = access;
+	mr->mr_fid.fid.fclass = FI_CLASS_MR;
+	mr->mr_fid.fid.context = attr->context;
+	mr->mr_fid.fid.ops = &g_rivet_mr_fi_ops;
+	mr->mr_fid.mem_desc = mr;
+	atomic_fetch_add(&dom->refcnt, 1);
+	*mr_p = &mr->mr_fid;
+	return 0;
+}
+
+int rivet_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		  uint64_t access, uint64_t offset, uint64_t requested_key,
+		  uint64_t flags, struct fid_mr **mr_p, void *context)
+{
+	struct fi_mr_attr attr = {
+		.mr_iov = iov,
+		.iov_count = count,
+		.access = access,
+		.offset = offset,
+		.requested_key = requested_key,
+		.context = context,
+		.iface = FI_HMEM_SYSTEM,
+	};
+
+	return rivet_mr_regattr(fid, &attr, flags, mr_p);
+}
+
+int rivet_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+		 uint64_t offset, uint64_t requested_key, uint64_t flags,
+		 struct fid_mr **mr_p, void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return rivet_mr_regv(fid, &iov, 1, access, offset, requested_key,
+			     flags, mr_p, context);
+}

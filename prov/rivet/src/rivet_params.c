@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rivet's FI_RIVET_* parameters: one table row each, defined with
+ * fi_param_define (so `fi_info -e` lists them) and read once at load time.
+ */
+#include "rivet.h"
+
+struct rivet_params g_rivet_params = {
+	.tx_size = 384,
+	.rx_size = 384,
+	.cq_size = 1024,
+	.inject_size = 0,
+	.iface = NULL,
+	.ipv6 = 1,
+};
+
+enum rivet_param_kind { RIVET_P_SIZE, RIVET_P_STR, RIVET_P_BOOL };
+
+struct rivet_param_row {
+	const char *name;
+	enum rivet_param_kind kind;
+	void *value;
+	const char *help;
+};
+
+static const struct rivet_param_row g_param_rows[] = {
+	{ "tx_size", RIVET_P_SIZE, &g_rivet_params.tx_size,
+	  "Default transmit queue depth of an endpoint (default: 384)" },
+	{ "rx_size", RIVET_P_SIZE, &g_rivet_params.rx_size,
+	  "Default receive queue depth of an endpoint (default: 384)" },
+	{ "cq_size", RIVET_P_SIZE, &g_rivet_params.cq_size,
+	  "Default completion queue size when the application gives none "
+	  "(default: 1024)" },
+	{ "inject_size", RIVET_P_SIZE, &g_rivet_params.inject_size,
+	  "Largest FI_INJECT message; above the device's inline limit rivet "
+	  "copies into a pre-registered bounce buffer (default: 0, the "
+	  "device's inline limit)" },
+	{ "iface", RIVET_P_STR, &g_rivet_params.iface,
+	  "Only use addresses of this network interface (default: all)" },
+	{ "ipv6", RIVET_P_BOOL, &g_rivet_params.ipv6,
+	  "Offer IPv6 addresses as well as IPv4 (default: yes)" },
+};
+
+static const enum fi_param_type g_param_types[] = {
+	[RIVET_P_SIZE] = FI_PARAM_SIZE_T,
+	[RIVET_P_STR] = FI_PARAM_STRING,
+	[RIVET_P_BOOL] = FI_PARAM_BOOL,
+};
+
+void rivet_params_initialize(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(g_param_rows) / sizeof(g_param_rows[0]); i++) {
+		const struct rivet_param_row *row = &g_param_rows[i];
+
+		fi_param_define(&g_rivet_prov, row->name,
+				g_param_types[row->kind], "%s", row->help);
+		/* fi_param_get leaves the value alone when unset */
+		fi_param_get(&g_rivet_prov, row->name, row->value);
+	}
+	if (!g_rivet_params.tx_size)
+		g_rivet_params.tx_size = 384;
+	if (!g_rivet_params.rx_size)
+		g_rivet_params.rx_size = 384;
+	if (!g_rivet_params.cq_size)
+		g_rivet_params.cq_size = 1024;
+}
