@@ -432,8 +432,10 @@ static inline struct rivet_eq *to_req(struct fid_eq *eq)
 }
 
 /* ---- connection requests, passive endpoints (rivet_pep.c) ---- */
+/* rdma_cm ids carry a struct fid * in their context: ep, pep or connreq */
 struct rivet_connreq {
 	struct fid handle;
+	struct rivet_pep *pep;
 	struct rdma_cm_id *id;
 };
 
@@ -443,6 +445,7 @@ struct rivet_pep {
 	struct fi_info *info;
 	struct rdma_cm_id *id;
 	struct rivet_eq *eq;
+	int backlog;
 	bool listening;
 	union rivet_sockaddr src;
 };
@@ -525,6 +528,33 @@ static inline struct rivet_ep *to_rep(struct fid_ep *ep)
 
 extern struct fi_ops_msg g_rivet_msg_ops;
 extern struct fi_ops_rma g_rivet_rma_ops;
+extern struct fi_ops_cm g_rivet_ep_cm_ops;
+
+/* One send-queue operation, built by the fi_send, fi_write and fi_read shims
+ * and posted by rivet_ep_post_send (rivet_msg.c). */
+struct rivet_send_req {
+	const struct iovec *iov;
+	void **desc;
+	size_t count;
+	void *context;
+	uint64_t data;
+	uint64_t flags;		/* FI_INJECT, FI_COMPLETION, FI_FENCE ... */
+	uint64_t comp_flags;	/* FI_SEND|FI_MSG, FI_RMA|FI_WRITE ... */
+	enum ibv_wr_opcode opcode;
+	uint64_t raddr;
+	uint64_t rkey;
+	struct rivet_cntr *cntr;
+	bool silent;		/* fi_inject*: never a CQ entry */
+};
+
+ssize_t rivet_ep_post_send(struct rivet_ep *ep,
+			   const struct rivet_send_req *req);
+ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
+			   void **desc, size_t count, void *context,
+			   uint64_t flags);
+int rivet_ep_enable(struct rivet_ep *ep);
+void rivet_ep_push_event(struct rivet_ep *ep, uint32_t event, int err,
+			 int prov_errno, const void *data, size_t len);
 
 /* ---- private data framing (rivet_cm.c, unit tested) ---- */
 int rivet_cm_data_pack(const void *param, size_t len, uint8_t *out,

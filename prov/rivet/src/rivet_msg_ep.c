@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MSG endpoint lifecycle: open, bind (EQ, CQs, counters), enable (rdma_cm
+ * id + RC QP + work-request rings + inject bounce buffers), options and
+ * close.  Connection management is in rivet_cm.c, data ops in rivet_msg.c
+ * and rivet_rma.c.
+ */
+#include <stdlib.h>
+
+#include "rivet.h"
+
+#define RIVET_CQ_BIND_FLAGS (FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)
+#define RIVET_CNTR_BIND_FLAGS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
+			       FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+static int rivet_ep_bind_cq(struct rivet_ep *ep, struct rivet_cq *cq,
+			    uint64_t flags)
+{
+	if (!(flags & (FI_TRANSMIT | FI_RECV)) ||
+	    (flags & ~RIVET_CQ_BIND_FLAGS))
+		return -FI_EBADFLAGS;
+	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
+	    ((flags & FI_RECV) && ep->rx_cq))
+		return -FI_EINVAL;
+	if (cq->domain != ep->domain)
+		return -FI_EINVAL;
+	if (flags & FI_TRANSMIT) {
+		ep->tx_cq = cq;
+		ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
+		atomic_fetch_add(&cq->refcnt, 1);
+	}
+	if (flags & FI_RECV) {
+		ep->rx_cq = cq;
+		ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
+		atomic_fetch_add(&cq->refcnt, 1);
+	}
+	return 0;
+}
+
+static int rivet_ep_bind_cntr(struct rivet_ep *ep, struct rivet_cntr *cntr,
+			      uint64_t flags)
+{
+	struct rivet_cntr **slots[] = {
+		&ep->send_cntr, &ep->recv_cntr, &ep->read_cntr,
+		&ep->write_cntr, &ep->rread_cntr, &ep->rwrite_cntr,
+	};
+	const uint64_t bits[] = {
+		FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ,
+		FI_REMOTE_WRITE,
+	};
+	size_t i;
+
+	if (!flags || (flags & ~RIVET_CNTR_BIND_FLAGS))
+		return -FI_EBADFLAGS;
+	for (i = 0; i < 6; i++)
+		if ((flags & bits[i]) && *slots[i])
+			return -FI_EINVAL;
+	for (i = 0; i < 6; i++) {
+		if (!(flags & bits[i]))
+			continue;
+		*slots[i] = cntr;
+		atomic_fetch_add(&cntr->refcnt, 1);
+	}
+	return 0;
+}
+
+static int rivet_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct rivet_ep *ep = container_of(fid, struct rivet_ep, ep_fid.fid);
+	struct rivet_eq *eq;
+
+	if (!bfid)
+		return -FI_EINVAL;
+	if (ep->state != RIVET_EP_IDLE)
+		return -FI_EOPBADSTATE;
+	switch (bfid->fclass) {
+	case FI_CLASS_EQ:
+		eq = container_of(bfid, struct rivet_eq, eq_fid.fid);
+		if (ep->eq)
+			return -FI_EINVAL;
+		ep->eq = eq;
+		atomic_fetch_add(&eq->refcnt, 1);
+		return 0;
+	case FI_CLASS_CQ:
+		return rivet_ep_bind_cq(ep, container_of(bfid, struct rivet_cq,
+							 cq_fid.fid), flags);
+	case FI_CLASS_CNTR:
+		return rivet_ep_bind_cntr(ep, container_of(bfid,
+				struct rivet_cntr, cntr_fid.fid), flags);
+	default:
+		return -FI_EINVAL;
+	}
+}
+
+static int rivet_ep_ring_construct(struct rivet_wr_ring *ring, size_t size)
+{
+	ring->ctxs = calloc(size, sizeof(*ring->ctxs));
+	if (!ring->ctxs)
+		return -FI_ENOMEM;
+	ring->size = size;
+	atomic_init(&ring->head, 0);
+	atomic_init(&ring->tail, 0);
+	return 0;
+}
+
+static int rivet_ep_bounce_construct(struct rivet_ep *ep)
+{
+	size_t len = ep->tx_size * ep->inject_size;
+
+	if (ep->inject_size <= ep->inline_size)
+		return 0;
+	if (posix_memalign((void **)&ep->bounce, 4096, len))
+		return -FI_ENOMEM;
+	ep->bounce_mr = ibv_reg_mr(ep->domain->pd, ep->bounce, len,
+				   IBV_ACCESS_LOCAL_WRITE);
+	if (!ep->bounce_mr) {
+		RIVET_WARN_ERRNO(EP_CTRL, "ibv_reg_mr(bounce)", errno);
+		free(ep->bounce);
+		ep->bounce = NULL;
+		return rivet_errno_to_fi(errno);
+	}
+	return 0;
+}
+
+/* Endpoints may leave a direction without a CQ: give it a hidden one so the
+ * QP has somewhere to complete and counters still count. */
+static int rivet_ep_hidden_cqs(struct rivet_ep *ep)
+{
+	int ret;
+
+	if (!ep->tx_cq) {
+		ret = rivet_cq_open_hidden(ep->domain, ep->tx_size,
+					   &ep->tx_cq);
+		if (ret)
+			return ret;
+		ep->tx_selective = true;
+	}
+	if (!ep->rx_cq) {
+		ret = rivet_cq_open_hidden(ep->domain, ep->rx_size,
+					   &ep->rx_cq);
+		if (ret)
+			return ret;
+		ep->rx_selective = true;
+	}
+	return 0;
+}
+
+static void rivet_ep_attach_cntrs(struct rivet_ep *ep, bool attach)
+{
+	struct rivet_cntr *tx[] = { ep->send_cntr, ep->read_cntr,
+				    ep->write_cntr };
+	struct rivet_cntr *rx[] = { ep->recv_cntr, ep->rread_cntr,
+				    ep->rwrite_cntr };
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		if (tx[i] && attach)
+			rivet_cntr_attach_cq(tx[i], ep->tx_cq);
+		else if (tx[i])
+			rivet_cntr_detach_cq(tx[i], ep->tx_cq);
+		if (rx[i] && attach)
+			rivet_cntr_attach_cq(rx[i], ep->rx_cq);
+		else if (rx[i])
+			rivet_cntr_detach_cq(rx[i], ep->rx_cq);
+	}
+}
+
+static int rivet_ep_create_id(struct rivet_ep *ep)
+{
+	const struct rivet_dev *dev = ep->domain->dev;
+	int ret;
+
+	if (ep->connreq) {
+		ep->id = ep->connreq->id;
+		ep->id->context = &ep->ep_fid.fid;
+		if (ep->id->channel != ep->eq->channel &&
+		    rdma_migrate_id(ep->id, ep->eq->channel))
+			return rivet_errno_to_fi(errno);
+		return 0;
+	}
+	if (rdma_create_id(ep->eq->channel, &ep->id, &ep->ep_fid.fid,
+			   RDMA_PS_TCP))
+		return rivet_errno_to_fi(errno);
+	if (!ep->src.sa.sa_family) {
+		memcpy(&ep->src, &dev->addrs[0].addr,
+		       rivet_addr_len(&dev->addrs[0].addr.sa));
+	}
+	if (rdma_bind_addr(ep->id, &ep->src.sa)) {
+		ret = errno;
+		RIVET_WARN_ERRNO(EP_CTRL, "rdma_bind_addr", ret);
+		rdma_destroy_id(ep->id);
+		ep->id = NULL;
+		return rivet_errno_to_fi(ret);
+	}
+	return 0;
+}
+
+static int rivet_ep_create_qp(struct rivet_ep *ep)
+{
+	struct ibv_qp_init_attr attr = {
+		.send_cq = ep->tx_cq->ibv_cq,
+		.recv_cq = ep->rx_cq->ibv_cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = {
+			.max_send_wr = ep->tx_size,
+			.max_recv_wr = ep->rx_size,
+			.max_send_sge = ep->iov_limit,
+			.max_recv_sge = ep->iov_limit,
+			.max_inline_data = ep->domain->dev->max_inline,
+		},
+	};
+
+	if (ep->id->verbs != ep->domain->dev->ctx) {
+		RIVET_WARN(EP_CTRL, "endpoint address is not on device %s\n",
+			   ep->domain->dev->name);
+		return -FI_EINVAL;
+	}
+	if (rdma_create_qp(ep->id, ep->domain->pd, &attr)) {
+		RIVET_WARN_ERRNO(EP_CTRL, "rdma_create_qp", errno);
+		return rivet_errno_to_fi(errno);
+	}
+	ep->qp = ep->id->qp;
+	ep->inline_size = attr.cap.max_inline_data;
+	RIVET_DBG(EP_CTRL, "qp 0x%x created\n", ep->qp->qp_num);
+	return 0;
+}
+
+int rivet_ep_enable(struct rivet_ep *ep)
+{
+	int ret;
+
+	if (ep->state != RIVET_EP_IDLE)
+		return 0;
+	if (!ep->eq)
+		return -FI_ENOEQ;
+	ret = rivet_ep_hidden_cqs(ep);
+	if (ret)
+		return ret;
+	ret = rivet_ep_create_id(ep);
+	if (ret)
+		return ret;
+	ret = rivet_ep_create_qp(ep);
+	if (ret)
+		return ret;
+	ret = rivet_ep_ring_construct(&ep->tx_ring, ep->tx_size);
+	if (!ret)
+		ret = rivet_ep_ring_construct(&ep->rx_ring, ep->rx_size);
+	if (!ret)
+		ret = rivet_ep_bounce_construct(ep);
+	if (ret)
+		return ret;
+	rivet_ep_attach_cntrs(ep, true);
+	ep->state = RIVET_EP_ENABLED;
+	return 0;
+}
+
+static int rivet_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct rivet_ep *ep = container_of(fid, struct rivet_ep, ep_fid.fid);
+	uint64_t *flags = arg;
+
+	switch (command) {
+	case FI_ENABLE:
+		return rivet_ep_enable(ep);
+	case FI_GETOPSFLAG:
+		if (!flags)
+			return -FI_EINVAL;
+		if ((*flags & FI_TRANSMIT) && (*flags & FI_RECV))
+			return -FI_EINVAL;
+		*flags = (*flags & FI_RECV) ? ep->rx_op_flags :
+					      ep->tx_op_flags;
+		return 0;
+	case FI_SETOPSFLAG:
+		if (!flags)
+			return -FI_EINVAL;
+		if (*flags & FI_RECV)
+			ep->rx_op_flags = *flags & ~FI_RECV;
+		else
+			ep->tx_op_flags = *flags & ~FI_TRANSMIT;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static void rivet_ep_release_refs(struct rivet_ep *ep)
+{
+	struct rivet_cntr *cntrs[] = {
+		ep->send_cntr, ep->recv_cntr, ep->read_cntr,
+		ep->write_cntr, ep->rread_cntr, ep->rwrite_cntr,
+	};
+	size_t i;
+
+	for (i = 0; i < 6; i++)
+		if (cntrs[i])
+			atomic_fetch_sub(&cntrs[i]->refcnt, 1);
+	if (ep->eq)
+		atomic_fetch_sub(&ep->eq->refcnt, 1);
+	if (ep->tx_cq && ep->tx_cq->hidden)
+		rivet_cq_close_hidden(ep->tx_cq);
+	else if (ep->tx_cq)
+		atomic_fetch_sub(&ep->tx_cq->refcnt, 1);
+	if (ep->rx_cq && ep->rx_cq->hidden)
+		rivet_cq_close_hidden(ep->rx_cq);
+	else if (ep->rx_cq)
+		atomic_fetch_sub(&ep->rx_cq->refcnt, 1);
+	atomic_fetch_sub(&ep->domain->refcnt, 1);
+}
+
+static int rivet_ep_close(struct fid *fid)
+{
+	struct rivet_ep *ep = container_of(fid, struct rivet_ep, ep_fid.fid);
+
+	if (ep->qp) {
+		rdma_destroy_qp(ep->id);
+		ep->qp = NULL;
+		/* no completion can appear for this QP any more */
+		rivet_cq_purge_ep(ep->tx_cq, ep);
+		if (ep->rx_cq != ep->tx_cq)
+			rivet_cq_purge_ep(ep->rx_cq, ep);
+	}
+	if (ep->state != RIVET_EP_IDLE)
+		rivet_ep_attach_cntrs(ep, false);
+	if (ep->id)
+		rdma_destroy_id(ep->id);
+	else if (ep->connreq)
+		rdma_destroy_id(ep->connreq->id);
+	free(ep->connreq);
+	if (ep->bounce_mr)
+		ibv_dereg_mr(ep->bounce_mr);
+	free(ep->bounce);
+	free(ep->tx_ring.ctxs);
+	free(ep->rx_ring.ctxs);
+	rivet_ep_release_refs(ep);
+	rivet_lock_destruct(&ep->lock);
+	fi_freeinfo(ep->info);
+	free(ep);
+	return 0;
+}
+
+static ssize_t rivet_ep_cancel(fid_t fid, void *context)
+{
+	return -FI_ENOSYS;	/* verbs cannot take back a posted WR */
+}
+
+static int rivet_ep_getopt(fid_t fid, int level, int optname, void *optval,
+			   size_t *optlen)
+{
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname != FI_OPT_CM_DATA_SIZE)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t)) {
+		if (optlen)
+			*optlen = sizeof(size_t);
+		return -FI_ETOOSMALL;
+	}
+	*(size_t *)optval = RIVET_CM_DATA_SIZE;
+	*optlen = sizeof(size_t);
+	return 0;
+}
+
+static int rivet_ep_setopt(fid_t fid, int level, int optname,
+			   const void *optval, size_t optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
+static int rivet_ep_tx_ctx(struct fid_ep *sep, int index,
+			   struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+			   void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_ep_rx_ctx(struct fid_ep *sep, int index,
+			   struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			   void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_ep_rx_size_left(struct fid_ep *fid)
+{
+	struct rivet_ep *ep = to_rep(fid);
+
+	if (ep->state == RIVET_EP_IDLE)
+		return -FI_EOPBADSTATE;
+	return rivet_wr_ring_left(&ep->rx_ring);
+}
+
+static ssize_t rivet_ep_tx_size_left(struct fid_ep *fid)
+{
+	struct rivet_ep *ep = to_rep(fid);
+
+	if (ep->state == RIVET_EP_IDLE)
+		return -FI_EOPBADSTATE;
+	return rivet_wr_ring_left(&ep->tx_ring);
+}
+
+static struct fi_ops g_rivet_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rivet_ep_close,
+	.bind = rivet_ep_bind,
+	.control = rivet_ep_control,
+	.ops_open = rivet_no_ops_open,
+};
+
+static struct fi_ops_ep g_rivet_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = rivet_ep_cancel,
+	.getopt = rivet_ep_getopt,
+	.setopt = rivet_ep_setopt,
+	.tx_ctx = rivet_ep_tx_ctx,
+	.rx_ctx = rivet_ep_rx_ctx,
+	.rx_size_left = rivet_ep_rx_size_left,
+	.tx_size_left = rivet_ep_tx_size_left,
+};
+
+static int rivet_ep_construct(struct rivet_ep *ep, struct rivet_domain *dom,
+			      const struct fi_info *info)
+{
+	const struct rivet_dev *dev = dom->dev;
+
+	ep->info = fi_dupinfo(info);
+	if (!ep->info)
+		return -FI_ENOMEM;
+	ep->domain = dom;
+	ep->tx_size = info->tx_attr && info->tx_attr->size ?
+		      info->tx_attr->size : g_rivet_params.tx_size;
+	ep->rx_size = info->rx_attr && info->rx_attr->size ?
+		      info->rx_attr->size : g_rivet_params.rx_size;
+	ep->iov_limit = RIVET_MIN((size_t)dev->attr.max_sge,
+				  RIVET_IOV_LIMIT_MAX);
+	ep->inject_size = info->tx_attr ? info->tx_attr->inject_size :
+			  dev->max_inline;
+	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
+	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
+	if (ep->tx_size > (size_t)dev->attr.max_qp_wr ||
+	    ep->rx_size > (size_t)dev->attr.max_qp_wr)
+		return -FI_EINVAL;
+	if (info->src_addr && rivet_addr_len(info->src_addr))
+		memcpy(&ep->src, info->src_addr,
+		       rivet_addr_len(info->src_addr));
+	if (info->dest_addr && rivet_addr_len(info->dest_addr))
+		memcpy(&ep->dst, info->dest_addr,
+		       rivet_addr_len(info->dest_addr));
+	rivet_lock_construct(&ep->lock, dom->threading == FI_THREAD_SAFE ||
+					dom->threading == FI_THREAD_UNSPEC);
+	return 0;
+}
+
+int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
+		      struct fid_ep **ep_p, void *context)
+{
+	struct rivet_domain *dom = to_rdomain(domain);
+	struct rivet_ep *ep;
+	int ret;
+
+	if (info->handle && info->handle->fclass != FI_CLASS_CONNREQ)
+		return -FI_EINVAL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ret = rivet_ep_construct(ep, dom, info);
+	if (ret) {
+		fi_freeinfo(ep->info);
+		free(ep);
+		return ret;
+	}
+	if (info->handle) {
+		ep->connreq = container_of(info->handle, struct rivet_connreq,
+					   handle);
+		info->handle = NULL;	/* the endpoint owns it now */
+	}
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = &g_rivet_ep_fi_ops;
+	ep->ep_fid.ops = &g_rivet_ep_ops;
+	ep->ep_fid.cm = &g_rivet_ep_cm_ops;
+	ep->ep_fid.msg = &g_rivet_msg_ops;
+	ep->ep_fid.rma = &g_rivet_rma_ops;
+	atomic_fetch_add(&dom->refcnt, 1);
+	*ep_p = &ep->ep_fid;
+	return 0;
+}

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Passive endpoints: an rdma_cm listening id bound to the EQ's channel;
+ * connection requests reach the application as FI_CONNREQ (rivet_cm.c),
+ * and fi_reject answers them here.
+ */
+#include <stdlib.h>
+
+#include "rivet.h"
+
+static int rivet_pep_close(struct fid *fid)
+{
+	struct rivet_pep *pep = container_of(fid, struct rivet_pep,
+					     pep_fid.fid);
+
+	if (pep->id)
+		rdma_destroy_id(pep->id);
+	if (pep->eq)
+		atomic_fetch_sub(&pep->eq->refcnt, 1);
+	atomic_fetch_sub(&pep->fabric->refcnt, 1);
+	fi_freeinfo(pep->info);
+	free(pep);
+	return 0;
+}
+
+static int rivet_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct rivet_pep *pep = container_of(fid, struct rivet_pep,
+					     pep_fid.fid);
+
+	if (!bfid || bfid->fclass != FI_CLASS_EQ)
+		return -FI_EINVAL;
+	if (pep->eq)
+		return -FI_EINVAL;
+	pep->eq = container_of(bfid, struct rivet_eq, eq_fid.fid);
+	atomic_fetch_add(&pep->eq->refcnt, 1);
+	return 0;
+}
+
+static int rivet_pep_control(struct fid *fid, int command, void *arg)
+{
+	struct rivet_pep *pep = container_of(fid, struct rivet_pep,
+					     pep_fid.fid);
+
+	switch (command) {
+	case FI_BACKLOG:
+		if (!arg || *(int *)arg <= 0)
+			return -FI_EINVAL;
+		pep->backlog = *(int *)arg;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static int rivet_pep_bind_addr(struct rivet_pep *pep)
+{
+	int ret;
+
+	if (rdma_create_id(pep->eq->channel, &pep->id, &pep->pep_fid.fid,
+			   RDMA_PS_TCP))
+		return rivet_errno_to_fi(errno);
+	if (!pep->src.sa.sa_family)
+		pep->src.sin.sin_family = AF_INET;	/* wildcard */
+	if (rdma_bind_addr(pep->id, &pep->src.sa)) {
+		ret = errno;
+		RIVET_WARN_ERRNO(EP_CTRL, "rdma_bind_addr", ret);
+		rdma_destroy_id(pep->id);
+		pep->id = NULL;
+		return rivet_errno_to_fi(ret);
+	}
+	return 0;
+}
+
+static int rivet_pep_listen(struct fid_pep *fid)
+{
+	struct rivet_pep *pep = container_of(fid, struct rivet_pep, pep_fid);
+	int ret;
+
+	if (!pep->eq)
+		return -FI_ENOEQ;
+	if (pep->listening)
+		return 0;
+	if (!pep->id) {
+		ret = rivet_pep_bind_addr(pep);
+		if (ret)
+			return ret;
+	}
+	if (rdma_listen(pep->id, pep->backlog)) {
+		ret = errno;
+		RIVET_WARN_ERRNO(EP_CTRL, "rdma_listen", ret);
+		return rivet_errno_to_fi(ret);
+	}
+	pep->listening = true;
+	return 0;
+}
+
+static int rivet_pep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct rivet_pep *pep = container_of(fid, struct rivet_pep,
+					     pep_fid.fid);
+	const struct sockaddr *sa = pep->id ? rdma_get_local_addr(pep->id) :
+				    &pep->src.sa;
+	size_t len = rivet_addr_len(sa);
+
+	if (!addrlen)
+		return -FI_EINVAL;
+	if (!len)
+		return -FI_EADDRNOTAVAIL;
+	if (!addr || *addrlen < len) {
+		*addrlen = len;
+		return -FI_ETOOSMALL;
+	}
+	memcpy(addr, sa, len);
+	*addrlen = len;
+	return 0;
+}
+
+static int rivet_pep_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	struct rivet_pep *pep = container_of(fid, struct rivet_pep,
+					     pep_fid.fid);
+	const struct sockaddr *sa = addr;
+
+	if (!addr || addrlen < sizeof(sa->sa_family) || !rivet_addr_len(sa) ||
+	    addrlen < rivet_addr_len(sa))
+		return -FI_EINVAL;
+	if (pep->id)
+		return -FI_EOPBADSTATE;
+	memcpy(&pep->src, sa, rivet_addr_len(sa));
+	return 0;
+}
+
+static int rivet_pep_reject(struct fid_pep *fid, fid_t handle,
+			    const void *param, size_t paramlen)
+{
+	struct rivet_connreq *req;
+	uint8_t buf[RIVET_CM_DATA_SIZE + RIVET_CM_HDR_SIZE];
+	size_t len;
+	int ret;
+
+	if (!handle || handle->fclass != FI_CLASS_CONNREQ)
+		return -FI_EINVAL;
+	if (paramlen > RIVET_CM_DATA_SIZE || (paramlen && !param))
+		return -FI_EINVAL;
+	req = container_of(handle, struct rivet_connreq, handle);
+	ret = rivet_cm_data_pack(param, paramlen, buf, sizeof(buf), &len);
+	if (ret)
+		return ret;
+	if (rdma_reject(req->id, buf, len))
+		ret = rivet_errno_to_fi(errno);
+	rdma_destroy_id(req->id);
+	free(req);
+	return ret;
+}
+
+static int rivet_pep_getopt(fid_t fid, int level, int optname, void *optval,
+			    size_t *optlen)
+{
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t)) {
+		if (optlen)
+			*optlen = sizeof(size_t);
+		return -FI_ETOOSMALL;
+	}
+	*(size_t *)optval = RIVET_CM_DATA_SIZE;
+	*optlen = sizeof(size_t);
+	return 0;
+}
+
+static int rivet_pep_setopt(fid_t fid, int level, int optname,
+			    const void *optval, size_t optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
+static struct fi_ops g_rivet_pep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rivet_pep_close,
+	.bind = rivet_pep_bind,
+	.control = rivet_pep_control,
+	.ops_open = rivet_no_ops_open,
+};
+
+static struct fi_ops_ep g_rivet_pep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.getopt = rivet_pep_getopt,
+	.setopt = rivet_pep_setopt,
+};
+
+static struct fi_ops_cm g_rivet_pep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = rivet_pep_setname,
+	.getname = rivet_pep_getname,
+	.listen = rivet_pep_listen,
+	.reject = rivet_pep_reject,
+};
+
+int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,
+		   struct fid_pep **pep_p, void *context)
+{
+	struct rivet_fabric *fab = to_rfabric(fabric);
+	struct rivet_pep *pep;
+
+	if (!info || !pep_p || (info->ep_attr &&
+				info->ep_attr->type != FI_EP_MSG))
+		return -FI_EINVAL;
+	pep = calloc(1, sizeof(*pep));
+	if (!pep)
+		return -FI_ENOMEM;
+	pep->info = fi_dupinfo(info);
+	if (!pep->info) {
+		free(pep);
+		return -FI_ENOMEM;
+	}
+	if (info->src_addr && rivet_addr_len(info->src_addr))
+		memcpy(&pep->src, info->src_addr,
+		       rivet_addr_len(info->src_addr));
+	pep->fabric = fab;
+	pep->backlog = 128;
+	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
+	pep->pep_fid.fid.context = context;
+	pep->pep_fid.fid.ops = &g_rivet_pep_fi_ops;
+	pep->pep_fid.ops = &g_rivet_pep_ops;
+	pep->pep_fid.cm = &g_rivet_pep_cm_ops;
+	atomic_fetch_add(&fab->refcnt, 1);
+	*pep_p = &pep->pep_fid;
+	return 0;
+}
