@@ -260,14 +260,28 @@ struct rivet_wait {
 int rivet_wait_construct(struct rivet_wait *w);
 void rivet_wait_destruct(struct rivet_wait *w);
 int rivet_wait_add_fd(struct rivet_wait *w, int fd);
+/* Makes a channel fd nonblocking (O_NONBLOCK). */
+int rivet_wait_nonblock(int fd);
 void rivet_wait_del_fd(struct rivet_wait *w, int fd);
 void rivet_wait_signal(struct rivet_wait *w);
-void rivet_wait_drain_signal(struct rivet_wait *w);
+/* true when the eventfd had been signaled */
+bool rivet_wait_drain_signal(struct rivet_wait *w);
 /* 0 when an fd became ready, -FI_EAGAIN on timeout, other negative on error */
 int rivet_wait_fd(struct rivet_wait *w, int timeout_ms);
+/* FI_GETWAIT/FI_GETWAITOBJ for an object whose wait is w (epfd < 0: none) */
+int rivet_wait_control(const struct rivet_wait *w, int command, void *arg);
+/* Blocking calls' timeouts: a deadline from a timeout in ms (< 0: never),
+ * then the ms left to it (-1: forever, 0: expired). */
+uint64_t rivet_wait_deadline(int timeout_ms);
+int rivet_wait_remaining(uint64_t deadline);
 
 /* ---- counters (rivet_cntr.c) ---- */
 struct rivet_cq;
+struct rivet_cntr_cq {
+	struct rivet_cq *cq;
+	size_t uses;		/* endpoint bindings that feed through it */
+};
+
 struct rivet_cntr {
 	struct fid_cntr cntr_fid;
 	struct rivet_domain *domain;
@@ -275,10 +289,11 @@ struct rivet_cntr {
 	atomic_uint_least64_t err;
 	struct fi_cntr_attr attr;
 	struct rivet_wait wait;
-	/* CQs whose progress feeds this counter */
+	/* CQs whose progress feeds this counter; cqs_lock sits between
+	 * ep->lock and cq->lock in the lock order */
 	pthread_mutex_t cqs_lock;
-	size_t ncqs;
-	struct rivet_cq *cqs[16];
+	size_t ncqs, cqs_cap;
+	struct rivet_cntr_cq *cqs;
 	atomic_int refcnt;
 };
 
@@ -287,6 +302,11 @@ int rivet_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 int rivet_cntr_trywait(struct rivet_cntr *cntr);
 int rivet_cntr_attach_cq(struct rivet_cntr *cntr, struct rivet_cq *cq);
 void rivet_cntr_detach_cq(struct rivet_cntr *cntr, struct rivet_cq *cq);
+
+static inline struct rivet_cntr *to_rcntr(struct fid_cntr *cntr)
+{
+	return container_of(cntr, struct rivet_cntr, cntr_fid);
+}
 
 static inline void rivet_cntr_inc(struct rivet_cntr *cntr)
 {
@@ -361,6 +381,7 @@ struct rivet_cq {
 	struct rivet_wait wait;
 	size_t credits;		/* CQEs the ibv CQ can still absorb */
 	atomic_int refcnt;
+	atomic_bool signaled;	/* fi_cq_signal: sread returns -FI_EAGAIN */
 	bool hidden;		/* internal CQ of an endpoint with none bound */
 	char err_buf[96];	/* backing for the last readerr's err_data */
 };
@@ -399,6 +420,7 @@ struct rivet_eq_event {
 	size_t data_len;
 	uint8_t data[256];		/* private data (cm) or user data */
 	bool is_err;
+	bool verbatim;			/* fi_eq_write: data is the event */
 	struct rivet_eq_event *next;
 };
 
@@ -408,6 +430,8 @@ struct rivet_eq {
 	struct fi_eq_attr attr;
 	struct rdma_event_channel *channel;
 	pthread_mutex_t lock;
+	/* serializes rdma_cm event handling so events keep their order */
+	pthread_mutex_t progress_lock;
 	struct rivet_eq_event *head, *tail;	/* FIFO */
 	size_t count;
 	struct rivet_eq_event *err_head, *err_tail;

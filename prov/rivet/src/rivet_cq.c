@@ -1,0 +1,811 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Completion queues: a verbs CQ whose work completions are converted into a
+ * software ring of libfabric completions and an error FIFO; read, readerr,
+ * sread, signal, trywait, and the hidden CQs of endpoints with none bound.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <arpa/inet.h>
+
+#include "rivet.h"
+
+#define RIVET_CQ_POLL_BATCH 16
+
+static struct fi_ops g_rivet_cq_fi_ops;
+static struct fi_ops_cq g_rivet_cq_ops;
+
+/* ---- status conversion ---- */
+
+int rivet_wc_status_to_fi(int status)
+{
+	switch (status) {
+	case IBV_WC_SUCCESS:
+		return 0;
+	case IBV_WC_WR_FLUSH_ERR:
+		return FI_ECANCELED;
+	case IBV_WC_LOC_LEN_ERR:
+		return FI_ETRUNC;	/* a receive buffer too small */
+	case IBV_WC_LOC_PROT_ERR:
+	case IBV_WC_LOC_ACCESS_ERR:
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_MW_BIND_ERR:
+		return FI_EACCES;
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_REM_INV_RD_REQ_ERR:
+	case IBV_WC_REM_OP_ERR:
+		return FI_EREMOTEIO;
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RESP_TIMEOUT_ERR:
+		return FI_ETIMEDOUT;
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return FI_ENORX;
+	case IBV_WC_REM_ABORT_ERR:
+		return FI_ECONNABORTED;
+	default:
+		return FI_EIO;
+	}
+}
+
+const char *rivet_wc_status_str(int status)
+{
+	return ibv_wc_status_str((enum ibv_wc_status)status);
+}
+
+/* ---- the software FIFOs (ring and errs), all under cq->lock ---- */
+
+static void rivet_cq_fifo_put(struct rivet_cq_entry *q, size_t size,
+			      size_t head, size_t *count,
+			      const struct rivet_cq_entry *e)
+{
+	size_t i = head + *count;
+
+	if (i >= size)
+		i -= size;
+	q[i] = *e;
+	(*count)++;
+}
+
+/* Drops the entries of one endpoint, keeping the others in order. */
+static void rivet_cq_fifo_filter(struct rivet_cq_entry *q, size_t size,
+				 size_t head, size_t *count,
+				 const struct rivet_ep *ep)
+{
+	size_t i, rd = head, wr = head, kept = 0;
+
+	for (i = 0; i < *count; i++) {
+		if (q[rd].ep != ep) {
+			q[wr] = q[rd];
+			if (++wr == size)
+				wr = 0;
+			kept++;
+		}
+		if (++rd == size)
+			rd = 0;
+	}
+	*count = kept;
+}
+
+static int rivet_cq_fifo_grow(struct rivet_cq_entry **q_p, size_t *size_p,
+			      size_t *head_p, size_t count)
+{
+	struct rivet_cq_entry *q = calloc(*size_p * 2, sizeof(*q));
+	size_t i, rd = *head_p;
+
+	if (!q)
+		return -FI_ENOMEM;
+	for (i = 0; i < count; i++) {
+		q[i] = (*q_p)[rd];
+		if (++rd == *size_p)
+			rd = 0;
+	}
+	free(*q_p);
+	*q_p = q;
+	*size_p *= 2;
+	*head_p = 0;
+	return 0;
+}
+
+/* Work completions the FIFOs can take now; a hidden CQ keeps nothing. */
+static int rivet_cq_room(const struct rivet_cq *cq)
+{
+	size_t room;
+
+	if (cq->hidden)
+		return RIVET_CQ_POLL_BATCH;
+	room = RIVET_MIN(cq->ring_size - cq->count,
+			 cq->errs_size - cq->errs_count);
+	return (int)RIVET_MIN(room, (size_t)RIVET_CQ_POLL_BATCH);
+}
+
+/* ---- progress: ibv_wc -> rivet_cq_entry ---- */
+
+static void rivet_cq_wc_fill(const struct rivet_cq *cq,
+			     const struct ibv_wc *wc,
+			     const struct rivet_wr_ctx *ctx,
+			     struct rivet_cq_entry *e)
+{
+	bool rx = ctx->ring == &ctx->ep->rx_ring;
+
+	*e = (struct rivet_cq_entry) {
+		.ep = ctx->ep, .op_context = ctx->context,
+		.flags = ctx->flags, .buf = rx ? ctx->buf : NULL,
+		.src = FI_ADDR_NOTAVAIL,
+	};
+	if (wc->status != IBV_WC_SUCCESS) {
+		e->err = rivet_wc_status_to_fi(wc->status);
+		if (!rx && wc->status == IBV_WC_LOC_LEN_ERR)
+			e->err = FI_EMSGSIZE;
+		e->prov_errno = wc->status;
+		return;
+	}
+	if (rx)
+		e->len = wc->byte_len;
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+		/* a remote write consumed the receive: not a message */
+		e->flags = FI_RMA | FI_REMOTE_WRITE;
+		e->buf = NULL;
+		if (!cq->domain->rx_cq_data)
+			e->op_context = NULL;
+	}
+	if (wc->wc_flags & IBV_WC_WITH_IMM) {
+		e->flags |= FI_REMOTE_CQ_DATA;
+		e->data = ntohl(wc->imm_data);
+	}
+}
+
+static void rivet_cq_wc_process(struct rivet_cq *cq, const struct ibv_wc *wc)
+{
+	struct rivet_wr_ctx *ctx = (struct rivet_wr_ctx *)(uintptr_t)wc->wr_id;
+	struct rivet_cq_entry e;
+
+	rivet_cq_wc_fill(cq, wc, ctx, &e);
+	if (e.err) {
+		RIVET_DBG(CQ, "%s on qp 0x%x\n",
+			  rivet_wc_status_str(wc->status), wc->qp_num);
+		if (!cq->hidden)
+			rivet_cq_fifo_put(cq->errs, cq->errs_size,
+					  cq->errs_head, &cq->errs_count, &e);
+		rivet_cntr_inc_err(ctx->cntr);
+	} else if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+		/* remote CQ data is always reported (fi_cq(3)) */
+		if (!cq->hidden)
+			rivet_cq_fifo_put(cq->ring, cq->ring_size, cq->head,
+					  &cq->count, &e);
+		rivet_cntr_inc(ctx->ep->rwrite_cntr);
+	} else {
+		if (ctx->report && !cq->hidden)
+			rivet_cq_fifo_put(cq->ring, cq->ring_size, cq->head,
+					  &cq->count, &e);
+		rivet_cntr_inc(ctx->cntr);
+	}
+	/* the slot belongs to the poster again from here on */
+	rivet_wr_ring_retire(ctx->ring);
+	cq->credits++;
+}
+
+/* Leaves work completions in the verbs CQ when the FIFOs are full. */
+static int rivet_cq_poll_locked(struct rivet_cq *cq)
+{
+	struct ibv_wc wcs[RIVET_CQ_POLL_BATCH];
+	int room, n, i, total = 0;
+
+	for (;;) {
+		room = rivet_cq_room(cq);
+		if (!room)
+			break;
+		n = ibv_poll_cq(cq->ibv_cq, room, wcs);
+		if (n < 0) {
+			RIVET_WARN(CQ, "ibv_poll_cq failed (%d)\n", n);
+			return total ? total : -FI_EIO;
+		}
+		for (i = 0; i < n; i++)
+			rivet_cq_wc_process(cq, &wcs[i]);
+		total += n;
+		/* bounded: one CQ's worth per call */
+		if (n < room || total >= cq->ibv_cq->cqe)
+			break;
+	}
+	return total;
+}
+
+int rivet_cq_progress(struct rivet_cq *cq)
+{
+	int ret;
+
+	rivet_lock_acquire(&cq->lock);
+	ret = rivet_cq_poll_locked(cq);
+	rivet_lock_release(&cq->lock);
+	return ret;
+}
+
+static int rivet_cq_grow_locked(struct rivet_cq *cq)
+{
+	int ret = 0;
+
+	if (cq->count == cq->ring_size)
+		ret = rivet_cq_fifo_grow(&cq->ring, &cq->ring_size, &cq->head,
+					 cq->count);
+	if (!ret && cq->errs_count == cq->errs_size)
+		ret = rivet_cq_fifo_grow(&cq->errs, &cq->errs_size,
+					 &cq->errs_head, cq->errs_count);
+	if (ret)
+		RIVET_WARN(CQ, "out of memory: completions left in the CQ\n");
+	return ret;
+}
+
+/* Close path: every work completion still in the verbs CQ may point into
+ * the closing endpoint's rings, so all of them are taken in. */
+void rivet_cq_purge_ep(struct rivet_cq *cq, struct rivet_ep *ep)
+{
+	int n;
+
+	rivet_lock_acquire(&cq->lock);
+	do {
+		if (!rivet_cq_room(cq) && rivet_cq_grow_locked(cq))
+			break;
+		n = rivet_cq_poll_locked(cq);
+	} while (n > 0);
+	if (!cq->hidden) {
+		rivet_cq_fifo_filter(cq->ring, cq->ring_size, cq->head,
+				     &cq->count, ep);
+		rivet_cq_fifo_filter(cq->errs, cq->errs_size, cq->errs_head,
+				     &cq->errs_count, ep);
+	}
+	rivet_lock_release(&cq->lock);
+}
+
+bool rivet_cq_take_credit(struct rivet_cq *cq)
+{
+	bool ok;
+
+	rivet_lock_acquire(&cq->lock);
+	ok = cq->credits > 0;
+	if (ok)
+		cq->credits--;
+	rivet_lock_release(&cq->lock);
+	return ok;
+}
+
+void rivet_cq_return_credit(struct rivet_cq *cq)
+{
+	rivet_lock_acquire(&cq->lock);
+	cq->credits++;
+	rivet_lock_release(&cq->lock);
+}
+
+/* ---- fi_cq_read, fi_cq_readerr ---- */
+
+/* Each fi_cq_*_entry format is a prefix of the next one. */
+static void rivet_cq_entry_write(enum fi_cq_format format,
+				 const struct rivet_cq_entry *e, void *buf,
+				 size_t i)
+{
+	struct fi_cq_tagged_entry *t;
+	struct fi_cq_data_entry *d;
+	struct fi_cq_msg_entry *m;
+
+	switch (format) {
+	case FI_CQ_FORMAT_TAGGED:
+		t = (struct fi_cq_tagged_entry *)buf + i;
+		t->tag = 0;
+		d = (struct fi_cq_data_entry *)t;
+		break;
+	case FI_CQ_FORMAT_DATA:
+		d = (struct fi_cq_data_entry *)buf + i;
+		break;
+	case FI_CQ_FORMAT_MSG:
+		m = (struct fi_cq_msg_entry *)buf + i;
+		m->op_context = e->op_context;
+		m->flags = e->flags;
+		m->len = e->len;
+		return;
+	default:
+		((struct fi_cq_entry *)buf)[i].op_context = e->op_context;
+		return;
+	}
+	d->op_context = e->op_context;
+	d->flags = e->flags;
+	d->len = e->len;
+	d->buf = e->buf;
+	d->data = e->data;
+}
+
+static ssize_t rivet_cq_pop_locked(struct rivet_cq *cq, void *buf,
+				   size_t count, fi_addr_t *src_addr)
+{
+	size_t i, n = RIVET_MIN(count, cq->count);
+	const struct rivet_cq_entry *e;
+
+	for (i = 0; i < n; i++) {
+		e = &cq->ring[cq->head];
+		rivet_cq_entry_write(cq->attr.format, e, buf, i);
+		if (src_addr)
+			src_addr[i] = e->src;
+		if (++cq->head == cq->ring_size)
+			cq->head = 0;
+	}
+	cq->count -= n;
+	return (ssize_t)n;
+}
+
+/* Errors are reported first: while one waits, reads give -FI_EAVAIL. */
+static ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
+				 size_t count, fi_addr_t *src_addr)
+{
+	struct rivet_cq *cq = to_rcq(cq_fid);
+	ssize_t ret;
+
+	rivet_lock_acquire(&cq->lock);
+	ret = rivet_cq_poll_locked(cq);
+	if (ret < 0 && !cq->count && !cq->errs_count)
+		goto out;
+	if (!count)
+		ret = -FI_EAGAIN;	/* a progress-only call */
+	else if (cq->errs_count)
+		ret = -FI_EAVAIL;
+	else if (!cq->count)
+		ret = -FI_EAGAIN;
+	else
+		ret = rivet_cq_pop_locked(cq, buf, count, src_addr);
+out:
+	rivet_lock_release(&cq->lock);
+	return ret;
+}
+
+static ssize_t rivet_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
+{
+	return rivet_cq_readfrom(cq_fid, buf, count, NULL);
+}
+
+/* Fabrics opened with an API older than 1.5 always get our buffer. */
+static bool rivet_cq_err_data_legacy(const struct rivet_cq *cq)
+{
+	const struct fi_info *info = cq->domain->info;
+	uint32_t version = 0;
+
+	if (info && info->fabric_attr)
+		version = info->fabric_attr->api_version;
+	return version && version < FI_VERSION(1, 5);
+}
+
+static void rivet_cq_err_fill(struct rivet_cq *cq,
+			      const struct rivet_cq_entry *e,
+			      struct fi_cq_err_entry *buf)
+{
+	void *user_data = buf->err_data;
+	size_t user_size = buf->err_data_size;
+	int len;
+
+	len = snprintf(cq->err_buf, sizeof(cq->err_buf), "%s (wc status %d)",
+		       rivet_wc_status_str(e->prov_errno), e->prov_errno);
+	len = RIVET_MIN(len + 1, (int)sizeof(cq->err_buf));
+	*buf = (struct fi_cq_err_entry) {
+		.op_context = e->op_context, .flags = e->flags,
+		.len = e->len, .buf = e->buf, .data = e->data,
+		.err = e->err, .prov_errno = e->prov_errno,
+		.err_data = cq->err_buf, .err_data_size = (size_t)len,
+	};
+	if (user_data && user_size && !rivet_cq_err_data_legacy(cq)) {
+		buf->err_data_size = RIVET_MIN(user_size, (size_t)len);
+		memcpy(user_data, cq->err_buf, buf->err_data_size);
+		buf->err_data = user_data;
+	}
+}
+
+static ssize_t rivet_cq_readerr(struct fid_cq *cq_fid,
+				struct fi_cq_err_entry *buf, uint64_t flags)
+{
+	struct rivet_cq *cq = to_rcq(cq_fid);
+	struct rivet_cq_entry e;
+
+	if (!buf)
+		return -FI_EINVAL;
+	rivet_lock_acquire(&cq->lock);
+	rivet_cq_poll_locked(cq);
+	if (!cq->errs_count) {
+		rivet_lock_release(&cq->lock);
+		return -FI_EAGAIN;
+	}
+	e = cq->errs[cq->errs_head];
+	if (++cq->errs_head == cq->errs_size)
+		cq->errs_head = 0;
+	cq->errs_count--;
+	rivet_cq_err_fill(cq, &e, buf);
+	rivet_lock_release(&cq->lock);
+	return 1;
+}
+
+static const char *rivet_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
+				     const void *err_data, char *buf,
+				     size_t len)
+{
+	const char *str = rivet_wc_status_str(prov_errno);
+
+	if (buf && len) {
+		snprintf(buf, len, "%s", str);
+		return buf;
+	}
+	return str;
+}
+
+/* ---- blocking: completion channel, arming, sread, trywait ---- */
+
+static bool rivet_cq_waitable(const struct rivet_cq *cq)
+{
+	return cq->wait.epfd >= 0;
+}
+
+/* Takes and acks every pending channel event; returns how many. */
+static unsigned int rivet_cq_ack_events(struct rivet_cq *cq)
+{
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	unsigned int n = 0;
+
+	if (!cq->channel)
+		return 0;
+	while (!ibv_get_cq_event(cq->channel, &ev_cq, &ev_ctx))
+		n++;
+	if (n)
+		ibv_ack_cq_events(cq->ibv_cq, n);
+	return n;
+}
+
+/*
+ * A counter's wait may take the channel event that a thread sleeping on
+ * this CQ was waiting for: wake that thread through the eventfd.
+ */
+void rivet_cq_consume_events(struct rivet_cq *cq)
+{
+	if (rivet_cq_ack_events(cq) && rivet_cq_waitable(cq))
+		rivet_wait_signal(&cq->wait);
+}
+
+/*
+ * Arms unconditionally: a flag saying "already armed" would race with a
+ * thread that has taken the event but not yet cleared the flag, and
+ * re-arming an armed CQ is harmless.
+ */
+int rivet_cq_arm(struct rivet_cq *cq)
+{
+	int ret = 0, n;
+
+	rivet_lock_acquire(&cq->lock);
+	if (cq->channel) {
+		ret = ibv_req_notify_cq(cq->ibv_cq, 0);
+		if (ret) {
+			RIVET_WARN_ERRNO(CQ, "ibv_req_notify_cq", ret);
+			ret = rivet_errno_to_fi(ret);
+			goto out;
+		}
+	}
+	n = rivet_cq_poll_locked(cq);
+	if (n < 0)
+		ret = n;
+	else if (n > 0 || cq->count || cq->errs_count)
+		ret = -FI_EAGAIN;
+out:
+	rivet_lock_release(&cq->lock);
+	return ret;
+}
+
+/*
+ * The eventfd only wakes: what is pending is in the rings or the verbs CQ,
+ * which arming checks.  A pending fi_cq_signal is reported once.
+ */
+int rivet_cq_trywait(struct rivet_cq *cq)
+{
+	int ret;
+
+	if (!rivet_cq_waitable(cq))
+		return -FI_EINVAL;
+	rivet_wait_drain_signal(&cq->wait);
+	rivet_cq_ack_events(cq);
+	ret = rivet_cq_arm(cq);
+	if (ret)
+		return ret;
+	return atomic_exchange(&cq->signaled, false) ? -FI_EAGAIN : 0;
+}
+
+/*
+ * fi_cq(3) makes sread invalid on a CQ without a wait object (FI_WAIT_NONE):
+ * we answer -FI_EINVAL.  A timeout or fi_cq_signal gives -FI_EAGAIN.
+ */
+static ssize_t rivet_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
+				  size_t count, fi_addr_t *src_addr,
+				  const void *cond, int timeout)
+{
+	struct rivet_cq *cq = to_rcq(cq_fid);
+	uint64_t deadline = rivet_wait_deadline(timeout);
+	ssize_t ret;
+	int left;
+
+	if (!rivet_cq_waitable(cq))
+		return -FI_EINVAL;
+	for (;;) {
+		ret = rivet_cq_readfrom(cq_fid, buf, count, src_addr);
+		if (ret != -FI_EAGAIN || !count)
+			return ret;
+		if (atomic_exchange(&cq->signaled, false))
+			return -FI_EAGAIN;
+		left = rivet_wait_remaining(deadline);
+		if (!left)
+			return -FI_EAGAIN;
+		ret = rivet_cq_arm(cq);
+		if (ret == -FI_EAGAIN)
+			continue;
+		if (ret)
+			return ret;
+		ret = rivet_wait_fd(&cq->wait, left);
+		if (ret && ret != -FI_EAGAIN)
+			return ret;
+		rivet_wait_drain_signal(&cq->wait);
+		rivet_cq_ack_events(cq);
+	}
+}
+
+static ssize_t rivet_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
+			      const void *cond, int timeout)
+{
+	return rivet_cq_sreadfrom(cq_fid, buf, count, NULL, cond, timeout);
+}
+
+static int rivet_cq_signal(struct fid_cq *cq_fid)
+{
+	struct rivet_cq *cq = to_rcq(cq_fid);
+
+	if (!rivet_cq_waitable(cq))
+		return -FI_EINVAL;
+	atomic_store(&cq->signaled, true);
+	rivet_wait_signal(&cq->wait);
+	return 0;
+}
+
+static int rivet_cq_control(struct fid *fid, int command, void *arg)
+{
+	struct rivet_cq *cq = to_rcq(container_of(fid, struct fid_cq, fid));
+
+	return rivet_wait_control(&cq->wait, command, arg);
+}
+
+/* ---- open and close ---- */
+
+static int rivet_cq_attr_check(const struct fi_cq_attr *attr)
+{
+	switch (attr->format) {
+	case FI_CQ_FORMAT_UNSPEC:
+	case FI_CQ_FORMAT_CONTEXT:
+	case FI_CQ_FORMAT_MSG:
+	case FI_CQ_FORMAT_DATA:
+	case FI_CQ_FORMAT_TAGGED:
+		break;
+	default:
+		return -FI_ENOSYS;
+	}
+	switch (attr->wait_obj) {
+	case FI_WAIT_NONE:
+		return 0;
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+		break;
+	default:
+		return -FI_ENOSYS;
+	}
+	/* FI_CQ_COND_THRESHOLD is only an optimization: we wake earlier */
+	if (attr->wait_cond != FI_CQ_COND_NONE &&
+	    attr->wait_cond != FI_CQ_COND_THRESHOLD)
+		return -FI_EINVAL;
+	return 0;
+}
+
+/* Threading levels that serialize completion objects need no CQ lock;
+ * hidden CQs are progressed by any counter, so only FI_THREAD_DOMAIN. */
+static bool rivet_cq_lock_needed(const struct rivet_domain *domain,
+				 bool hidden)
+{
+	if (domain->threading == FI_THREAD_DOMAIN)
+		return false;
+	return hidden || domain->threading != FI_THREAD_COMPLETION;
+}
+
+/* Every CQ gets a channel, so counters fed by any CQ can sleep. */
+static int rivet_cq_channel_create(struct rivet_cq *cq)
+{
+	int ret;
+
+	cq->channel = ibv_create_comp_channel(cq->domain->dev->ctx);
+	if (!cq->channel) {
+		ret = errno;
+		RIVET_WARN_ERRNO(CQ, "ibv_create_comp_channel", ret);
+		return rivet_errno_to_fi(ret);
+	}
+	ret = rivet_wait_nonblock(cq->channel->fd);
+	if (ret) {
+		ibv_destroy_comp_channel(cq->channel);
+		cq->channel = NULL;
+	}
+	return ret;
+}
+
+/* The ring holds at least what the verbs CQ can, errors as much again. */
+static int rivet_cq_queues_create(struct rivet_cq *cq, size_t size)
+{
+	const struct rivet_dev *dev = cq->domain->dev;
+	int cqe = (int)RIVET_MIN(size, (size_t)dev->attr.max_cqe), ret;
+
+	cq->ibv_cq = ibv_create_cq(dev->ctx, cqe, cq, cq->channel, 0);
+	if (!cq->ibv_cq) {
+		ret = errno;
+		RIVET_WARN_ERRNO(CQ, "ibv_create_cq", ret);
+		return rivet_errno_to_fi(ret);
+	}
+	cq->credits = (size_t)cq->ibv_cq->cqe;
+	if (cq->hidden)
+		return 0;
+	size = RIVET_MAX(size, (size_t)cq->ibv_cq->cqe);
+	cq->ring = calloc(size, sizeof(*cq->ring));
+	cq->errs = calloc(size, sizeof(*cq->errs));
+	if (!cq->ring || !cq->errs) {
+		free(cq->ring);
+		free(cq->errs);
+		ibv_destroy_cq(cq->ibv_cq);
+		return -FI_ENOMEM;
+	}
+	cq->ring_size = cq->errs_size = size;
+	return 0;
+}
+
+static int rivet_cq_construct(struct rivet_cq *cq, struct rivet_domain *domain,
+			      size_t size, bool waitable)
+{
+	int ret;
+
+	cq->domain = domain;
+	cq->wait.epfd = cq->wait.efd = -1;
+	atomic_init(&cq->refcnt, 0);
+	atomic_init(&cq->signaled, false);
+	rivet_lock_construct(&cq->lock, rivet_cq_lock_needed(domain,
+							     cq->hidden));
+	ret = rivet_cq_channel_create(cq);
+	if (ret)
+		goto err_lock;
+	if (waitable) {
+		ret = rivet_wait_construct(&cq->wait);
+		if (!ret)
+			ret = rivet_wait_add_fd(&cq->wait, cq->channel->fd);
+		if (ret)
+			goto err_wait;
+	}
+	ret = rivet_cq_queues_create(cq, size ? size : g_rivet_params.cq_size);
+	if (ret)
+		goto err_wait;
+	return 0;
+
+err_wait:
+	rivet_wait_destruct(&cq->wait);
+	ibv_destroy_comp_channel(cq->channel);
+err_lock:
+	rivet_lock_destruct(&cq->lock);
+	return ret;
+}
+
+static int rivet_cq_destruct(struct rivet_cq *cq)
+{
+	int ret;
+
+	rivet_cq_ack_events(cq);
+	ret = ibv_destroy_cq(cq->ibv_cq);
+	if (ret) {
+		RIVET_WARN_ERRNO(CQ, "ibv_destroy_cq", ret);
+		return rivet_errno_to_fi(ret);
+	}
+	rivet_wait_destruct(&cq->wait);
+	ibv_destroy_comp_channel(cq->channel);
+	free(cq->ring);
+	free(cq->errs);
+	rivet_lock_destruct(&cq->lock);
+	return 0;
+}
+
+int rivet_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
+		  struct fid_cq **cq_p, void *context)
+{
+	struct rivet_domain *domain = to_rdomain(domain_fid);
+	struct rivet_cq *cq;
+	int ret;
+
+	if (!attr || !cq_p)
+		return -FI_EINVAL;
+	ret = rivet_cq_attr_check(attr);
+	if (ret)
+		return ret;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -FI_ENOMEM;
+	cq->attr = *attr;
+	if (!cq->attr.size)
+		cq->attr.size = g_rivet_params.cq_size;
+	if (cq->attr.format == FI_CQ_FORMAT_UNSPEC)
+		cq->attr.format = FI_CQ_FORMAT_CONTEXT;
+	if (cq->attr.wait_obj == FI_WAIT_UNSPEC)
+		cq->attr.wait_obj = FI_WAIT_FD;
+	ret = rivet_cq_construct(cq, domain, cq->attr.size,
+				 cq->attr.wait_obj != FI_WAIT_NONE);
+	if (ret) {
+		free(cq);
+		return ret;
+	}
+	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
+	cq->cq_fid.fid.context = context;
+	cq->cq_fid.fid.ops = &g_rivet_cq_fi_ops;
+	cq->cq_fid.ops = &g_rivet_cq_ops;
+	atomic_fetch_add(&domain->refcnt, 1);
+	*cq_p = &cq->cq_fid;
+	return 0;
+}
+
+static int rivet_cq_close(struct fid *fid)
+{
+	struct rivet_cq *cq = to_rcq(container_of(fid, struct fid_cq, fid));
+	struct rivet_domain *domain = cq->domain;
+	int ret;
+
+	if (atomic_load(&cq->refcnt))
+		return -FI_EBUSY;
+	ret = rivet_cq_destruct(cq);
+	if (ret)
+		return ret;
+	atomic_fetch_sub(&domain->refcnt, 1);
+	free(cq);
+	return 0;
+}
+
+/* The endpoint that owns a hidden CQ holds the domain reference. */
+int rivet_cq_open_hidden(struct rivet_domain *domain, size_t size,
+			 struct rivet_cq **cq_p)
+{
+	struct rivet_cq *cq = calloc(1, sizeof(*cq));
+	int ret;
+
+	if (!cq)
+		return -FI_ENOMEM;
+	cq->hidden = true;
+	cq->attr.size = size ? size : g_rivet_params.cq_size;
+	cq->attr.format = FI_CQ_FORMAT_CONTEXT;
+	cq->attr.wait_obj = FI_WAIT_NONE;
+	ret = rivet_cq_construct(cq, domain, cq->attr.size, false);
+	if (ret) {
+		free(cq);
+		return ret;
+	}
+	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
+	*cq_p = cq;
+	return 0;
+}
+
+void rivet_cq_close_hidden(struct rivet_cq *cq)
+{
+	if (rivet_cq_destruct(cq))
+		return;		/* a QP still uses it: leak rather than crash */
+	free(cq);
+}
+
+static struct fi_ops g_rivet_cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rivet_cq_close,
+	.bind = rivet_no_bind,
+	.control = rivet_cq_control,
+	.ops_open = rivet_no_ops_open,
+};
+
+static struct fi_ops_cq g_rivet_cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = rivet_cq_read,
+	.readfrom = rivet_cq_readfrom,
+	.readerr = rivet_cq_readerr,
+	.sread = rivet_cq_sread,
+	.sreadfrom = rivet_cq_sreadfrom,
+	.signal = rivet_cq_signal,
+	.strerror = rivet_cq_strerror,
+};
