@@ -236,33 +236,55 @@ struct fi_ops_cm g_rivet_ep_cm_ops = {
 
 /* ---- rdma_cm events ---- */
 
-static void rivet_cm_connreq(struct rivet_pep *pep, struct rdma_cm_event *cm)
+/* A connection request, copied out of its rdma_cm event so that the event
+ * can be acked before any id is destroyed. */
+struct rivet_cm_req {
+	struct rdma_cm_id *id;
+	uint8_t data[256];
+	size_t data_len;
+};
+
+static int rivet_cm_connreq_info(struct rivet_pep *pep,
+				 struct rivet_connreq *req,
+				 struct fi_info **info_p)
+{
+	const struct sockaddr *peer = rdma_get_peer_addr(req->id);
+	struct fi_info *info = fi_dupinfo(pep->info);
+
+	if (!info)
+		return -FI_ENOMEM;
+	info->handle = &req->handle;
+	free(info->dest_addr);
+	info->dest_addrlen = rivet_addr_len(peer);
+	info->dest_addr = malloc(info->dest_addrlen);
+	if (!info->dest_addr) {
+		fi_freeinfo(info);
+		return -FI_ENOMEM;
+	}
+	memcpy(info->dest_addr, peer, info->dest_addrlen);
+	*info_p = info;
+	return 0;
+}
+
+static void rivet_cm_connreq(struct rivet_pep *pep,
+			     const struct rivet_cm_req *cr)
 {
 	const void *data = NULL;
 	size_t len = 0;
 	struct rivet_connreq *req = calloc(1, sizeof(*req));
 	struct rivet_eq_event *ev = NULL;
-	struct fi_info *info = fi_dupinfo(pep->info);
+	struct fi_info *info = NULL;
 
-	if (!req || !info)
-		goto reject;
-	ev = rivet_cm_event_alloc(&pep->pep_fid.fid, FI_CONNREQ);
-	if (!ev)
+	if (!req)
 		goto reject;
 	req->handle.fclass = FI_CLASS_CONNREQ;
-	req->id = cm->id;
+	req->id = cr->id;
 	req->pep = pep;
-	cm->id->context = NULL;	/* claimed by the endpoint that accepts */
-	info->handle = &req->handle;
-	free(info->dest_addr);
-	info->dest_addrlen = rivet_addr_len(rdma_get_peer_addr(cm->id));
-	info->dest_addr = malloc(info->dest_addrlen);
-	if (!info->dest_addr)
+	cr->id->context = NULL;	/* claimed by the endpoint that accepts */
+	ev = rivet_cm_event_alloc(&pep->pep_fid.fid, FI_CONNREQ);
+	if (!ev || rivet_cm_connreq_info(pep, req, &info))
 		goto reject;
-	memcpy(info->dest_addr, rdma_get_peer_addr(cm->id),
-	       info->dest_addrlen);
-	if (rivet_cm_data_unpack(cm->param.conn.private_data,
-				 cm->param.conn.private_data_len, &data, &len))
+	if (rivet_cm_data_unpack(cr->data, cr->data_len, &data, &len))
 		RIVET_INFO(EP_CTRL, "connection request without rivet "
 			   "private data header\n");
 	rivet_cm_event_set_data(ev, data, len);
@@ -271,11 +293,10 @@ static void rivet_cm_connreq(struct rivet_pep *pep, struct rdma_cm_event *cm)
 	return;
 reject:
 	RIVET_WARN(EP_CTRL, "out of memory: rejecting a connection\n");
-	rdma_reject(cm->id, NULL, 0);
-	rdma_destroy_id(cm->id);
+	rdma_reject(cr->id, NULL, 0);
+	rdma_destroy_id(cr->id);
 	free(ev);
 	free(req);
-	fi_freeinfo(info);
 }
 
 static void rivet_cm_established(struct rivet_ep *ep, struct rdma_cm_event *cm)
@@ -381,25 +402,39 @@ static void rivet_cm_ep_event(struct rivet_ep *ep, struct rdma_cm_event *cm)
 	}
 }
 
+static void rivet_cm_handle_connreq(struct rdma_cm_event *cm)
+{
+	struct fid *fid = cm->listen_id ? cm->listen_id->context : NULL;
+	struct rivet_cm_req cr = { .id = cm->id };
+
+	cr.data_len = RIVET_MIN((size_t)cm->param.conn.private_data_len,
+				sizeof(cr.data));
+	if (cm->param.conn.private_data)
+		memcpy(cr.data, cm->param.conn.private_data, cr.data_len);
+	rdma_ack_cm_event(cm);
+	if (fid && fid->fclass == FI_CLASS_PEP) {
+		rivet_cm_connreq(container_of(fid, struct rivet_pep,
+					      pep_fid.fid), &cr);
+	} else {
+		rdma_reject(cr.id, NULL, 0);
+		rdma_destroy_id(cr.id);
+	}
+}
+
 void rivet_cm_handle_event(struct rivet_eq *eq, struct rdma_cm_event *cm)
 {
 	struct fid *fid;
 
 	if (cm->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		fid = cm->listen_id ? cm->listen_id->context : NULL;
-		if (fid && fid->fclass == FI_CLASS_PEP)
-			rivet_cm_connreq(container_of(fid, struct rivet_pep,
-						      pep_fid.fid), cm);
-		else
-			rdma_reject(cm->id, NULL, 0);
-	} else {
-		fid = cm->id->context;
-		if (fid && fid->fclass == FI_CLASS_EP)
-			rivet_cm_ep_event(container_of(fid, struct rivet_ep,
-						       ep_fid.fid), cm);
-		else
-			RIVET_DBG(EP_CTRL, "%s on an unclaimed id\n",
-				  rdma_event_str(cm->event));
+		rivet_cm_handle_connreq(cm);
+		return;
 	}
+	fid = cm->id->context;
+	if (fid && fid->fclass == FI_CLASS_EP)
+		rivet_cm_ep_event(container_of(fid, struct rivet_ep,
+					       ep_fid.fid), cm);
+	else
+		RIVET_DBG(EP_CTRL, "%s on an unclaimed id\n",
+			  rdma_event_str(cm->event));
 	rdma_ack_cm_event(cm);
 }

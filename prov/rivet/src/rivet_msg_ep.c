@@ -307,18 +307,49 @@ static void rivet_ep_release_refs(struct rivet_ep *ep)
 	atomic_fetch_sub(&ep->domain->refcnt, 1);
 }
 
+static bool rivet_ep_rings_empty(struct rivet_ep *ep)
+{
+	return rivet_wr_ring_left(&ep->tx_ring) == ep->tx_ring.size &&
+	       rivet_wr_ring_left(&ep->rx_ring) == ep->rx_ring.size;
+}
+
+/*
+ * Moves the QP to the error state so that every posted work request
+ * flushes, reaps those completions (bounded), then destroys the QP and
+ * drops what the CQs still hold for this endpoint.  Credits of requests
+ * that never completed go back to their CQ.
+ */
+static void rivet_ep_destroy_qp(struct rivet_ep *ep)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	int i;
+
+	if (!ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE))
+		for (i = 0; i < 1000 && !rivet_ep_rings_empty(ep); i++) {
+			rivet_cq_progress(ep->tx_cq);
+			rivet_cq_progress(ep->rx_cq);
+		}
+	rdma_destroy_qp(ep->id);
+	ep->qp = NULL;
+	rivet_cq_purge_ep(ep->tx_cq, ep);
+	if (ep->rx_cq != ep->tx_cq)
+		rivet_cq_purge_ep(ep->rx_cq, ep);
+	while (rivet_wr_ring_left(&ep->tx_ring) < ep->tx_ring.size) {
+		rivet_cq_return_credit(ep->tx_cq);
+		rivet_wr_ring_retire(&ep->tx_ring);
+	}
+	while (rivet_wr_ring_left(&ep->rx_ring) < ep->rx_ring.size) {
+		rivet_cq_return_credit(ep->rx_cq);
+		rivet_wr_ring_retire(&ep->rx_ring);
+	}
+}
+
 static int rivet_ep_close(struct fid *fid)
 {
 	struct rivet_ep *ep = container_of(fid, struct rivet_ep, ep_fid.fid);
 
-	if (ep->qp) {
-		rdma_destroy_qp(ep->id);
-		ep->qp = NULL;
-		/* no completion can appear for this QP any more */
-		rivet_cq_purge_ep(ep->tx_cq, ep);
-		if (ep->rx_cq != ep->tx_cq)
-			rivet_cq_purge_ep(ep->rx_cq, ep);
-	}
+	if (ep->qp)
+		rivet_ep_destroy_qp(ep);
 	if (ep->state != RIVET_EP_IDLE)
 		rivet_ep_attach_cntrs(ep, false);
 	if (ep->id)
