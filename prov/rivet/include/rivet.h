@@ -179,8 +179,14 @@ struct rivet_info_limits {
 	bool atomics;
 };
 struct fi_info *rivet_info_build(const struct rivet_info_limits *lim);
-int rivet_info_match(const struct fi_info *prov, const struct fi_info *hints,
-		     uint32_t version, struct fi_info **out_p);
+/* Checks hints against prov (built from lim) as fi_getinfo(3) says and
+ * returns an adjusted copy: 0, -FI_ENODATA (unsatisfiable), -FI_EINVAL or
+ * -FI_EBADFLAGS (malformed hints), -FI_ENOMEM.  The copy's prov_name is
+ * NULL: the core fills it in (and appends ";ofi_rxm" when layering). */
+int rivet_info_match(const struct fi_info *prov,
+		     const struct rivet_info_limits *lim,
+		     const struct fi_info *hints, uint32_t version,
+		     struct fi_info **out_p);
 int rivet_getinfo(uint32_t version, const char *node, const char *service,
 		  uint64_t flags, const struct fi_info *hints,
 		  struct fi_info **info_p);
@@ -580,7 +586,10 @@ int rivet_ep_enable(struct rivet_ep *ep);
 void rivet_ep_push_event(struct rivet_ep *ep, uint32_t event, int err,
 			 int prov_errno, const void *data, size_t len);
 
-/* ---- private data framing (rivet_cm.c, unit tested) ---- */
+/* ---- private data framing (rivet_cm_data.c, unit tested) ----
+ * {u8 version, u8 len} + len bytes: rdma_cm hands the receiver the whole
+ * padded private-data field, so the length travels.  Both return
+ * -FI_EINVAL for bad arguments or malformed data (1.17 has no FI_EPROTO). */
 int rivet_cm_data_pack(const void *param, size_t len, uint8_t *out,
 		       size_t out_size, size_t *out_len_p);
 int rivet_cm_data_unpack(const void *in, size_t in_len, const void **data_p,

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fixture of the rivet_info.c unit tests (test_info.c, test_info_reject.c):
+ * fake device limits, the provider info built from them, hint helpers.
+ */
+#ifndef RIVET_INFO_FIXTURE_H
+#define RIVET_INFO_FIXTURE_H
+
+#include "rivet.h"
+
+#define V(maj, min) FI_VERSION(maj, min)
+#define V_NOW FI_VERSION(1, 17)
+#define MR_BASIC_MAP (FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
+#define MR_ALL (FI_MR_LOCAL | MR_BASIC_MAP)
+#define ALL_CAPS \
+	(FI_MSG | FI_RMA | FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
+	 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define COMM_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define MSG_ORDER \
+	(FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAW | \
+	 FI_ORDER_WAS | FI_ORDER_SAW | FI_ORDER_SAS)
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* rxe-like limits (max_qp_wr 16384, max_sge 32, max_inline 240, ...) and
+ * the info built from them by info_setup. */
+extern struct rivet_info_limits g_rxe, g_tiny;
+extern struct fi_info *g_prov;
+
+void info_setup(void);
+void info_teardown(void);
+/* What fi_msg_pingpong-like applications pass: MSG endpoint, FI_MSG and
+ * FI_RMA, FI_CONTEXT|FI_RX_CQ_DATA, FI_MR_LOCAL and the basic map. */
+struct fi_info *hints_base(void);
+struct fi_info *match_ok(const struct fi_info *h, uint32_t version);
+void match_fails(const struct fi_info *h, uint32_t version, int want,
+		 const char *name);
+
+#endif /* RIVET_INFO_FIXTURE_H */

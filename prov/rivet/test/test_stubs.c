@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The provider globals that rivet's pure sources reference, so the unit
+ * tests link without the plugin (rivet_init.c, rivet_params.c).
+ */
+#include "rivet.h"
+
+struct fi_provider g_rivet_prov = {
+	.name = RIVET_PROV_NAME,
+	.version = RIVET_PROV_VERSION,
+	.fi_version = FI_VERSION(1, 17),
+};
+
+/* The defaults of rivet_params.c */
+struct rivet_params g_rivet_params = {
+	.tx_size = 384,
+	.rx_size = 384,
+	.cq_size = 1024,
+	.inject_size = 0,
+	.iface = NULL,
+	.ipv6 = 1,
+};
