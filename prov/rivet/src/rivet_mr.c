@@ -50,12 +50,17 @@ static struct fi_ops g_rivet_mr_fi_ops = {
 	.ops_open = rivet_no_ops_open,
 };
 
+/* The top byte of the flags is the core's own (e.g. its utility providers
+ * pass OFI_MR_NOCACHE); every documented flag rivet does not act on is
+ * refused. */
+#define RIVET_MR_CORE_FLAGS (0xffULL << 56)
+
 static int rivet_mr_check(const struct fi_mr_attr *attr, uint64_t flags)
 {
-	if (flags)
+	if (flags & ~RIVET_MR_CORE_FLAGS)
 		return -FI_EBADFLAGS;
 	if (attr->iov_count != 1 || !attr->mr_iov)
-		return attr->iov_count ? -FI_EINVAL : -FI_EINVAL;
+		return -FI_EINVAL;
 	if (attr->access & ~RIVET_MR_ACCESS_ALL)
 		return -FI_EINVAL;
 	if (!attr->mr_iov[0].iov_base && attr->mr_iov[0].iov_len)
