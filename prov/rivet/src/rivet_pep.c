@@ -175,6 +175,58 @@ static int rivet_pep_setopt(fid_t fid, int level, int optname,
 	return -FI_ENOPROTOOPT;
 }
 
+static ssize_t rivet_pep_cancel(fid_t fid, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_pep_tx_ctx(struct fid_ep *sep, int index,
+			    struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+			    void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_pep_rx_ctx(struct fid_ep *sep, int index,
+			    struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			    void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_pep_size_left(struct fid_ep *ep)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_pep_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_pep_connect(struct fid_ep *ep, const void *addr,
+			     const void *param, size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_pep_accept(struct fid_ep *ep, const void *param,
+			    size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_pep_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_pep_join(struct fid_ep *ep, const void *addr,
+			  uint64_t flags, struct fid_mc **mc, void *context)
+{
+	return -FI_ENOSYS;
+}
+
 static struct fi_ops g_rivet_pep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = rivet_pep_close,
@@ -185,16 +237,26 @@ static struct fi_ops g_rivet_pep_fi_ops = {
 
 static struct fi_ops_ep g_rivet_pep_ops = {
 	.size = sizeof(struct fi_ops_ep),
+	.cancel = rivet_pep_cancel,
 	.getopt = rivet_pep_getopt,
 	.setopt = rivet_pep_setopt,
+	.tx_ctx = rivet_pep_tx_ctx,
+	.rx_ctx = rivet_pep_rx_ctx,
+	.rx_size_left = rivet_pep_size_left,
+	.tx_size_left = rivet_pep_size_left,
 };
 
 static struct fi_ops_cm g_rivet_pep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = rivet_pep_setname,
 	.getname = rivet_pep_getname,
+	.getpeer = rivet_pep_getpeer,
+	.connect = rivet_pep_connect,
 	.listen = rivet_pep_listen,
+	.accept = rivet_pep_accept,
 	.reject = rivet_pep_reject,
+	.shutdown = rivet_pep_shutdown,
+	.join = rivet_pep_join,
 };
 
 int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,
