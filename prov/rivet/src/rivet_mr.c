@@ -50,10 +50,10 @@ static struct fi_ops g_rivet_mr_fi_ops = {
 	.ops_open = rivet_no_ops_open,
 };
 
-/* The top byte of the flags is the core's own (e.g. its utility providers
- * pass OFI_MR_NOCACHE); every documented flag rivet does not act on is
- * refused. */
-#define RIVET_MR_CORE_FLAGS (0xffULL << 56)
+/* The core's utility providers (ofi_rxm) pass their internal
+ * OFI_MR_NOCACHE (bit 60) to the providers they layer over: accept it.
+ * Every other flag rivet does not act on is refused. */
+#define RIVET_MR_CORE_FLAGS (1ULL << 60)
 
 static int rivet_mr_check(const struct fi_mr_attr *attr, uint64_t flags)
 {
