@@ -76,6 +76,7 @@ done
 # Soft-RoCE: rxe$i on veth rv$i (10.77.$i.1/24), its peer rvp$i.
 if [ "$RIVET_NUM_RXE" -gt 0 ]; then
 	step 60 modprobe rdma_rxe
+	step 60 modprobe rdma_ucm # /dev/infiniband/rdma_cm, for librdmacm
 	for ((i = 0; i < RIVET_NUM_RXE; i++)); do
 		step 10 ip link add "rv$i" type veth peer name "rvp$i"
 		step 10 ip addr add "10.77.$i.1/24" dev "rv$i"
