@@ -57,7 +57,7 @@ port=47700
 
 t0=$SECONDS
 pass() { echo "ok $1 ($((SECONDS - t0)) s)"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+fail() { echo "FAIL $1: $2 ($((SECONDS - t0)) s)"; failed=$((failed + 1)); }
 
 # Show the failing cases of a program's log, indented.
 show_failures() {
@@ -141,7 +141,7 @@ run_rivet_pair() {
 	local name=$1; shift
 	port=$((port + 2))
 	run_pair "$name" "$name" "" -- -p "$prov" -s "$addr" -B "$port" "$@" \
-		-- -p "$prov" -P "$port" "$@" "$addr"
+		-- -p "$prov" -s "$addr" -P "$port" "$@" "$addr"
 }
 
 echo "# provider $prov, address $addr, logs in $logdir"
@@ -157,8 +157,8 @@ run_rivet_pair fi_rivet_rma -S "$sizes"
 if command -v fi_pingpong >/dev/null; then
 	port=$((port + 2))
 	run_pair fi_pingpong fi_pingpong_msg "$port" -- \
-		-p "$prov" -e msg -I 100 -S all -c -B "$port" -- \
-		-p "$prov" -e msg -I 100 -S all -c -P "$port" "$addr"
+		-p "$prov" -e msg -I 10 -S all -c -B "$port" -- \
+		-p "$prov" -e msg -I 10 -S all -c -P "$port" "$addr"
 else
 	echo "# fi_pingpong not installed (apt-get install libfabric-bin)"
 fi

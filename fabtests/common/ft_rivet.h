@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared helpers for rivet's conformance programs: options, setup of fabric
- * objects and MSG connections, bounded waits, data patterns, result lines. */
+/* Shared helpers for rivet's conformance programs: options and results,
+ * setup and data patterns (ft_rivet.c), MSG connections and bounded waits
+ * (ft_conn.c), the out-of-band TCP channel (ft_oob.c). */
 #ifndef FT_RIVET_H
 #define FT_RIVET_H
 
@@ -106,6 +107,7 @@ struct fi_info *ft_hints_alloc(uint64_t caps);
 int ft_getinfo(struct fi_info *hints, struct fi_info **info_p);
 int ft_fab_open(struct ft_fab *fab, struct fi_info *info);
 void ft_fab_close(struct ft_fab *fab);
+void ft_close_fid(fid_t fid, const char *what);
 int ft_eq_open(struct fid_fabric *fabric, enum fi_wait_obj wait,
 	       struct fid_eq **eq_p);
 int ft_cq_open(struct fid_domain *domain, size_t size, enum fi_wait_obj wait,
@@ -152,6 +154,7 @@ ssize_t ft_ctrl_recv(struct ft_conn *conn, void *msg, size_t len);
 /* out-of-band TCP channel (server listen port + FT_OOB_PORT_OFFSET) for
  * barriers that must not depend on the provider under test */
 #define FT_OOB_PORT_OFFSET 1000
+void ft_oob_watch(struct fid_cq *txcq, struct fid_cq *rxcq);
 int ft_oob_listen(void);
 int ft_oob_accept(void);
 int ft_oob_connect(void);
