@@ -86,8 +86,8 @@ run_single() {
 # Wait until the server says it listens (or dies); fabtests-style servers
 # without such a line get a TCP port check instead.
 wait_ready() {
-	local pid=$1 log=$2 tcp_port=${3:-} i
-	for i in $(seq 1 200); do
+	local pid=$1 log=$2 tcp_port=${3:-}
+	for _ in $(seq 1 200); do
 		kill -0 "$pid" 2>/dev/null || return 1
 		if [ -n "$tcp_port" ]; then
 			ss -ltn 2>/dev/null | grep -q ":$tcp_port " && return 0
