@@ -63,7 +63,8 @@ static int rivet_mr_check(const struct fi_mr_attr *attr, uint64_t flags)
 		return -FI_EINVAL;
 	if (attr->access & ~RIVET_MR_ACCESS_ALL)
 		return -FI_EINVAL;
-	if (!attr->mr_iov[0].iov_base && attr->mr_iov[0].iov_len)
+	/* fi_mr(3): len "must be > 0" */
+	if (!attr->mr_iov[0].iov_base || !attr->mr_iov[0].iov_len)
 		return -FI_EINVAL;
 	if (attr->iface != FI_HMEM_SYSTEM)
 		return -FI_ENOSYS;
@@ -90,19 +91,16 @@ int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -FI_ENOMEM;
-	/* Zero-length regions need no verbs MR: no SGE ever names them. */
-	if (attr->mr_iov[0].iov_len) {
-		mr->ibv_mr = ibv_reg_mr(dom->pd, attr->mr_iov[0].iov_base,
-					attr->mr_iov[0].iov_len,
-					rivet_mr_access_to_ibv(access));
-		if (!mr->ibv_mr) {
-			ret = errno;
-			RIVET_WARN_ERRNO(MR, "ibv_reg_mr", ret);
-			free(mr);
-			return rivet_errno_to_fi(ret);
-		}
-		mr->mr_fid.key = mr->ibv_mr->rkey;
+	mr->ibv_mr = ibv_reg_mr(dom->pd, attr->mr_iov[0].iov_base,
+				attr->mr_iov[0].iov_len,
+				rivet_mr_access_to_ibv(access));
+	if (!mr->ibv_mr) {
+		ret = errno;
+		RIVET_WARN_ERRNO(MR, "ibv_reg_mr", ret);
+		free(mr);
+		return rivet_errno_to_fi(ret);
 	}
+	mr->mr_fid.key = mr->ibv_mr->rkey;
 	mr->domain = dom;
 	mr->access = access;
 	mr->mr_fid.fid.fclass = FI_CLASS_MR;
