@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RDM connections: RC QPs on the endpoint's SRQ and CQ, made on demand to
+ * a peer's listening address (rdma_cm), accepted from any peer, and failed
+ * cleanly when the peer goes away.
+ */
+#include <stdlib.h>
+
+#include "rivet_rdm.h"
+
+#define RIVET_CONN_TIMEOUT_MS 2000
+
+static int rivet_conn_alloc(struct rivet_rdm_ep *ep, struct rivet_conn **c_p)
+{
+	struct rivet_conn *conn, **conns;
+
+	if (!(ep->nconns & (ep->nconns + 1)) || !ep->conns) {
+		conns = realloc(ep->conns, (ep->nconns * 2 + 2) *
+				sizeof(*conns));
+		if (!conns)
+			return -FI_ENOMEM;
+		ep->conns = conns;
+	}
+	conn = calloc(1, sizeof(*conn));
+	if (!conn)
+		return -FI_ENOMEM;
+	conn->ep = ep;
+	conn->idx = ep->nconns;
+	conn->addr = FI_ADDR_NOTAVAIL;
+	conn->state = RIVET_CONN_CONNECTING;
+	ep->conns[ep->nconns++] = conn;
+	*c_p = conn;
+	return 0;
+}
+
+fi_addr_t rivet_conn_src(struct rivet_conn *conn)
+{
+	if (conn->addr == FI_ADDR_NOTAVAIL && conn->ep->av && !conn->active)
+		conn->addr = rivet_av_reverse(conn->ep->av,
+					      &conn->peer_name.sa);
+	return conn->addr;
+}
+
+static int rivet_conn_create_qp(struct rivet_conn *conn)
+{
+	struct rivet_rdm_ep *ep = conn->ep;
+	struct ibv_qp_init_attr attr = {
+		.send_cq = ep->ibv_cq,
+		.recv_cq = ep->ibv_cq,
+		.srq = ep->srq,
+		.qp_type = IBV_QPT_RC,
+		.cap = {
+			.max_send_wr = ep->tx_size + RIVET_RDM_CTRL_BUDGET,
+			.max_send_sge = RIVET_RDM_IOV_LIMIT,
+			.max_inline_data = ep->max_inline,
+		},
+	};
+
+	if (rdma_create_qp(conn->id, ep->domain->pd, &attr)) {
+		RIVET_WARN_ERRNO(EP_CTRL, "rdma_create_qp", errno);
+		return rivet_errno_to_fi(errno);
+	}
+	conn->qp = conn->id->qp;
+	return 0;
+}
+
+static void rivet_conn_param(struct rivet_conn *conn, const void *data,
+			     size_t len, struct rdma_conn_param *p)
+{
+	const struct ibv_device_attr *a = &conn->ep->domain->dev->attr;
+
+	memset(p, 0, sizeof(*p));
+	p->private_data = data;
+	p->private_data_len = len;
+	p->responder_resources = RIVET_MIN(a->max_qp_rd_atom, 16);
+	p->initiator_depth = RIVET_MIN(a->max_qp_init_rd_atom, 16);
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;	/* forever: a full SRQ is never an error */
+}
+
+static int rivet_conn_tx_slot(struct rivet_rdm_ep *ep, fi_addr_t addr)
+{
+	struct rivet_conn **tc;
+	size_t n;
+
+	if (addr < ep->ntx_conns)
+		return 0;
+	n = RIVET_MAX(addr + 1, ep->ntx_conns * 2);
+	tc = realloc(ep->tx_conns, n * sizeof(*tc));
+	if (!tc)
+		return -FI_ENOMEM;
+	memset(tc + ep->ntx_conns, 0, (n - ep->ntx_conns) * sizeof(*tc));
+	ep->tx_conns = tc;
+	ep->ntx_conns = n;
+	return 0;
+}
+
+static int rivet_conn_start(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+			    const union rivet_sockaddr *dst)
+{
+	union rivet_sockaddr src = ep->name;
+
+	rivet_addr_set_port(&src.sa, 0);
+	if (rdma_create_id(ep->cm_channel, &conn->id, conn, RDMA_PS_TCP))
+		return rivet_errno_to_fi(errno);
+	if (rdma_resolve_addr(conn->id, &src.sa, (struct sockaddr *)&dst->sa,
+			      RIVET_CONN_TIMEOUT_MS)) {
+		RIVET_WARN_ERRNO(EP_CTRL, "rdma_resolve_addr", errno);
+		return rivet_errno_to_fi(errno);
+	}
+	return 0;
+}
+
+int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
+		   struct rivet_conn **conn_p)
+{
+	union rivet_sockaddr dst;
+	struct rivet_conn *conn;
+	int ret;
+
+	if (addr < ep->ntx_conns && ep->tx_conns[addr]) {
+		*conn_p = ep->tx_conns[addr];
+		return 0;
+	}
+	if (!ep->av || rivet_av_addr(ep->av, addr, &dst))
+		return -FI_EINVAL;
+	ret = rivet_conn_tx_slot(ep, addr);
+	if (!ret)
+		ret = rivet_conn_alloc(ep, &conn);
+	if (ret)
+		return ret;
+	conn->active = true;
+	conn->addr = addr;
+	conn->peer_name = dst;
+	ret = rivet_conn_start(ep, conn, &dst);
+	if (ret) {
+		conn->state = RIVET_CONN_CLOSED;
+		return ret;
+	}
+	ep->tx_conns[addr] = conn;
+	*conn_p = conn;
+	return 0;
+}
+
+int rivet_conn_post_send(struct rivet_conn *conn, uint64_t wr_id, void *buf,
+			 uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf, .length = len, .lkey = lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	int ret;
+
+	if (len <= conn->ep->max_inline)
+		wr.send_flags |= IBV_SEND_INLINE;
+	ret = ibv_post_send(conn->qp, &wr, &bad);
+	if (ret)
+		return ret == ENOMEM ? -FI_EAGAIN : rivet_errno_to_fi(ret);
+	return 0;
+}
+
+/* ---- failure ---- */
+
+static void rivet_conn_fail_ops(struct rivet_conn *conn, int err)
+{
+	struct rivet_rdm_ep *ep = conn->ep;
+	struct rivet_tx_op *op, *tmp;
+
+	DL_FOREACH_SAFE(conn->queued, op, tmp) {
+		DL_DELETE(conn->queued, op);
+		rivet_tx_op_done(ep, op, err, 0);
+	}
+	DL_FOREACH_SAFE(conn->wait_fin, op, tmp) {
+		DL_DELETE(conn->wait_fin, op);
+		rivet_tx_op_done(ep, op, err, 0);
+	}
+}
+
+/* Operations queued or waiting on this connection fail; what is posted
+ * flushes through the CQ.  The object stays until the endpoint closes,
+ * since flushed completions still point at it. */
+void rivet_conn_fail(struct rivet_conn *conn, int err)
+{
+	struct rivet_rdm_ep *ep = conn->ep;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+	if (conn->state == RIVET_CONN_CLOSED)
+		return;
+	RIVET_INFO(EP_CTRL, "connection %u failed: %s\n", conn->idx,
+		   fi_strerror(err));
+	conn->state = RIVET_CONN_CLOSED;
+	if (conn->active && conn->addr < ep->ntx_conns &&
+	    ep->tx_conns[conn->addr] == conn)
+		ep->tx_conns[conn->addr] = NULL;
+	if (conn->qp)
+		ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
+	rivet_conn_fail_ops(conn, err);
+	rivet_rndv_retry_deferred(conn);	/* fails the deferred reads */
+}
+
+void rivet_conn_destroy(struct rivet_conn *conn)
+{
+	struct rivet_ctrl *c, *tmp;
+
+	if (conn->qp)
+		rdma_destroy_qp(conn->id);
+	if (conn->id)
+		rdma_destroy_id(conn->id);
+	DL_FOREACH_SAFE(conn->deferred, c, tmp) {
+		DL_DELETE(conn->deferred, c);
+		free(c->rndv);
+		free(c);
+	}
+	free(conn);
+}
+
+/* ---- rdma_cm events ---- */
+
+static void rivet_conn_up(struct rivet_conn *conn, const void *data,
+			  size_t len)
+{
+	const struct rivet_wire_accept *acc = data;
+	struct rivet_rdm_ep *ep = conn->ep;
+	struct rivet_tx_op *op, *tmp;
+
+	if (conn->active) {
+		if (!acc || len < sizeof(*acc) ||
+		    acc->magic != RIVET_CONN_MAGIC) {
+			rivet_conn_fail(conn, FI_ECONNABORTED);
+			return;
+		}
+		conn->peer_idx = acc->conn_idx;
+	}
+	conn->state = RIVET_CONN_UP;
+	RIVET_DBG(EP_CTRL, "connection %u up, qp 0x%x\n", conn->idx,
+		  conn->qp->qp_num);
+	DL_FOREACH_SAFE(conn->queued, op, tmp) {
+		DL_DELETE(conn->queued, op);
+		rivet_eager_send(ep, op);
+	}
+}
+
+static void rivet_conn_connect(struct rivet_conn *conn)
+{
+	struct rivet_wire_connreq req = {
+		.magic = RIVET_CONN_MAGIC, .version = RIVET_WIRE_VERSION,
+		.conn_idx = conn->idx,
+	};
+	struct rdma_conn_param p;
+	size_t alen = rivet_addr_len(&conn->ep->name.sa);
+
+	req.addr_len = alen;
+	memcpy(req.addr, &conn->ep->name, RIVET_MIN(alen, sizeof(req.addr)));
+	rivet_conn_param(conn, &req, sizeof(req), &p);
+	if (rivet_conn_create_qp(conn) || rdma_connect(conn->id, &p))
+		rivet_conn_fail(conn, FI_ECONNABORTED);
+}
+
+static void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
+			      const struct rivet_wire_connreq *req)
+{
+	struct rivet_wire_accept acc = {
+		.magic = RIVET_CONN_MAGIC, .version = RIVET_WIRE_VERSION,
+	};
+	struct rdma_conn_param p;
+	struct rivet_conn *conn;
+
+	if (!ep->enabled || rivet_conn_alloc(ep, &conn))
+		goto reject;
+	conn->id = id;
+	id->context = conn;
+	conn->peer_idx = req->conn_idx;
+	memcpy(&conn->peer_name, req->addr,
+	       RIVET_MIN((size_t)req->addr_len, sizeof(req->addr)));
+	acc.conn_idx = conn->idx;
+	rivet_conn_param(conn, &acc, sizeof(acc), &p);
+	if (rivet_conn_create_qp(conn) || rdma_accept(id, &p)) {
+		conn->state = RIVET_CONN_CLOSED;
+		return;
+	}
+	rivet_conn_src(conn);
+	return;
+reject:
+	rdma_reject(id, NULL, 0);
+	rdma_destroy_id(id);
+}
+
+static void rivet_conn_connreq(struct rivet_rdm_ep *ep,
+			       struct rdma_cm_event *cm)
+{
+	struct rivet_wire_connreq req = { 0 };
+	struct rdma_cm_id *id = cm->id;
+
+	memcpy(&req, cm->param.conn.private_data,
+	       RIVET_MIN((size_t)cm->param.conn.private_data_len,
+			 sizeof(req)));
+	rdma_ack_cm_event(cm);
+	if (req.magic != RIVET_CONN_MAGIC ||
+	    req.version != RIVET_WIRE_VERSION) {
+		RIVET_WARN(EP_CTRL, "connection request from a non-rivet "
+			   "peer rejected\n");
+		rdma_reject(id, NULL, 0);
+		rdma_destroy_id(id);
+		return;
+	}
+	rivet_conn_accept(ep, id, &req);
+}
+
+static int rivet_conn_event_err(enum rdma_cm_event_type ev)
+{
+	switch (ev) {
+	case RDMA_CM_EVENT_REJECTED:
+		return FI_ECONNREFUSED;
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		return FI_EHOSTUNREACH;
+	default:
+		return FI_ECONNABORTED;
+	}
+}
+
+static void rivet_conn_event(struct rivet_conn *conn,
+			     struct rdma_cm_event *cm)
+{
+	switch (cm->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (rdma_resolve_route(conn->id, RIVET_CONN_TIMEOUT_MS))
+			rivet_conn_fail(conn, FI_EHOSTUNREACH);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		rivet_conn_connect(conn);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		rivet_conn_up(conn, cm->param.conn.private_data,
+			      cm->param.conn.private_data_len);
+		break;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		rdma_disconnect(conn->id);
+		rivet_conn_fail(conn, FI_ECONNRESET);
+		break;
+	default:
+		rivet_conn_fail(conn, rivet_conn_event_err(cm->event));
+		break;
+	}
+}
+
+void rivet_conn_handle_cm(struct rivet_rdm_ep *ep, struct rdma_cm_event *cm)
+{
+	if (cm->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		rivet_conn_connreq(ep, cm);
+		return;
+	}
+	if (cm->id != ep->listen_id && cm->id->context)
+		rivet_conn_event(cm->id->context, cm);
+	rdma_ack_cm_event(cm);
+}

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The eager protocol: a header and the payload in one send from a
+ * registered staging slot; at the target the payload is copied out of the
+ * SRQ bounce buffer into the matched receive, or kept as unexpected.
+ * Also the arrival dispatch of every RDM message.
+ */
+#include <stdlib.h>
+
+#include "rivet_rdm.h"
+
+int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
+{
+	struct rivet_wire_hdr *hdr = (struct rivet_wire_hdr *)op->buf;
+	int ret;
+
+	hdr->conn_idx = op->conn->peer_idx;
+	ret = rivet_conn_post_send(op->conn, (uintptr_t)op, op->buf,
+				   op->buf_len, ep->slab_mr->lkey);
+	if (!ret)
+		op->state = RIVET_TX_POSTED;
+	return ret;
+}
+
+void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+		      int err, int prov_errno)
+{
+	struct rivet_cq_entry e = {
+		.op_context = op->context, .flags = op->cq_flags,
+		.err = err, .prov_errno = prov_errno, .src = FI_ADDR_NOTAVAIL,
+	};
+
+	rivet_rdm_complete(ep, true, &e, op->report);
+	rivet_rndv_release_op(op);
+	op->state = RIVET_TX_FREE;
+	op->gen++;
+	LL_PREPEND(ep->tx_free, op);
+}
+
+void rivet_rx_fill_comp(struct rivet_rx_op *rx, struct rivet_conn *conn,
+			const struct rivet_wire_hdr *hdr, size_t len,
+			struct rivet_cq_entry *e)
+{
+	*e = (struct rivet_cq_entry) {
+		.op_context = rx->context, .flags = rx->cq_flags, .len = len,
+		.tag = hdr->tag, .src = conn ? rivet_conn_src(conn) :
+					       FI_ADDR_NOTAVAIL,
+	};
+	if (hdr->flags & RIVET_WF_CQ_DATA) {
+		e->flags |= FI_REMOTE_CQ_DATA;
+		e->data = hdr->data;
+	}
+	if (!(rx->cq_flags & FI_TAGGED))
+		e->tag = 0;
+}
+
+void rivet_rx_retire(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
+{
+	if (rx->posted) {
+		if (rx->cq_flags & FI_TAGGED)
+			DL_DELETE(ep->posted_tag, rx);
+		else
+			DL_DELETE(ep->posted_msg, rx);
+		rx->posted = false;
+	}
+	rx->released = true;
+	if (rx->inflight)
+		return;
+	ep->rx_ops_used--;
+	free(rx);
+}
+
+size_t rivet_rx_target(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
+		       size_t msg_len, struct iovec *iov, void **desc)
+{
+	size_t cap;
+
+	if (!rx->multi) {
+		memcpy(iov, rx->iov, rx->count * sizeof(*iov));
+		memcpy(desc, rx->desc, rx->count * sizeof(*desc));
+		return rx->count;
+	}
+	cap = rx->len - rx->offset;
+	iov[0].iov_base = (uint8_t *)rx->iov[0].iov_base + rx->offset;
+	iov[0].iov_len = RIVET_MIN(cap, msg_len);
+	desc[0] = rx->desc[0];
+	rx->offset += iov[0].iov_len;
+	return 1;
+}
+
+static size_t rivet_copy_to_iov(const struct iovec *iov, size_t count,
+				const uint8_t *src, size_t len)
+{
+	size_t i, n, done = 0;
+
+	for (i = 0; i < count && done < len; i++) {
+		n = RIVET_MIN(iov[i].iov_len, len - done);
+		memcpy(iov[i].iov_base, src + done, n);
+		done += n;
+	}
+	return done;
+}
+
+static bool rivet_rx_finished(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
+{
+	return !rx->multi || rx->len - rx->offset < ep->min_multi_recv;
+}
+
+void rivet_rx_deliver_eager(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
+			    struct rivet_conn *conn,
+			    const struct rivet_wire_hdr *hdr,
+			    const void *payload)
+{
+	struct iovec iov[RIVET_RDM_IOV_LIMIT];
+	void *desc[RIVET_RDM_IOV_LIMIT];
+	struct rivet_cq_entry e;
+	size_t count, n;
+
+	count = rivet_rx_target(ep, rx, hdr->len, iov, desc);
+	n = rivet_copy_to_iov(iov, count, payload, hdr->len);
+	rivet_rx_fill_comp(rx, conn, hdr, n, &e);
+	e.buf = iov[0].iov_base;
+	if (n < hdr->len) {
+		e.err = FI_ETRUNC;
+		e.olen = hdr->len - n;
+	}
+	if (rivet_rx_finished(ep, rx)) {
+		if (rx->multi)
+			e.flags |= FI_MULTI_RECV;
+		rivet_rdm_complete(ep, false, &e, rx->report);
+		rivet_rx_retire(ep, rx);
+		return;
+	}
+	rivet_rdm_complete(ep, false, &e, rx->report);
+}
+
+static void rivet_rx_unexpected(struct rivet_rdm_ep *ep,
+				struct rivet_conn *conn,
+				const struct rivet_wire_hdr *hdr,
+				const void *payload, const void *rts)
+{
+	size_t plen = payload ? hdr->len : 0;
+	struct rivet_unexp *u = malloc(sizeof(*u) + plen);
+
+	if (!u) {
+		RIVET_WARN(EP_DATA, "out of memory: message dropped\n");
+		return;
+	}
+	*u = (struct rivet_unexp) {
+		.conn = conn, .src = rivet_conn_src(conn), .op = hdr->op,
+		.wflags = hdr->flags, .tag = hdr->tag, .data = hdr->data,
+		.len = hdr->len,
+	};
+	if (payload)
+		memcpy(u->payload, payload, plen);
+	if (rts)
+		memcpy(&u->rts, rts, sizeof(u->rts));
+	if (hdr->flags & RIVET_WF_TAGGED)
+		DL_APPEND(ep->unexp_tag, u);
+	else
+		DL_APPEND(ep->unexp_msg, u);
+}
+
+static void rivet_rx_arrive(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+			    const struct rivet_wire_hdr *hdr,
+			    const void *payload, const void *rts)
+{
+	bool tagged = hdr->flags & RIVET_WF_TAGGED;
+	bool directed = ep->caps & FI_DIRECTED_RECV;
+	struct rivet_rx_op *rx;
+
+	rx = rivet_match_posted(tagged ? ep->posted_tag : ep->posted_msg,
+				rivet_conn_src(conn), tagged ? hdr->tag : 0,
+				directed);
+	if (!rx)
+		rivet_rx_unexpected(ep, conn, hdr, payload, rts);
+	else if (payload)
+		rivet_rx_deliver_eager(ep, rx, conn, hdr, payload);
+	else
+		rivet_rndv_start(ep, rx, conn, hdr, rts);
+}
+
+static bool rivet_rx_valid(struct rivet_rdm_ep *ep,
+			   const struct rivet_wire_hdr *hdr, size_t len)
+{
+	size_t need = sizeof(*hdr);
+
+	if (len < sizeof(*hdr) || hdr->version != RIVET_WIRE_VERSION ||
+	    hdr->conn_idx >= ep->nconns)
+		return false;
+	if (hdr->op == RIVET_OP_EAGER)
+		need += hdr->len;
+	else if (hdr->op == RIVET_OP_RTS)
+		need += sizeof(struct rivet_wire_rts);
+	else if (hdr->op == RIVET_OP_FIN)
+		need += sizeof(struct rivet_wire_fin);
+	else
+		return false;
+	return len >= need;
+}
+
+void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
+			   size_t len)
+{
+	const struct rivet_wire_hdr *hdr = (const void *)buf->data;
+	const uint8_t *body = buf->data + sizeof(*hdr);
+	struct rivet_conn *conn;
+
+	if (!rivet_rx_valid(ep, hdr, len)) {
+		RIVET_WARN(EP_DATA, "malformed message dropped\n");
+		goto repost;
+	}
+	conn = ep->conns[hdr->conn_idx];
+	switch (hdr->op) {
+	case RIVET_OP_EAGER:
+		rivet_rx_arrive(ep, conn, hdr, body, NULL);
+		break;
+	case RIVET_OP_RTS:
+		rivet_rx_arrive(ep, conn, hdr, NULL, body);
+		break;
+	default:
+		rivet_rndv_handle_fin(ep, (const void *)body);
+		break;
+	}
+repost:
+	rivet_rdm_srq_post(ep, buf);
+}

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rendezvous protocol: the sender exposes its buffer in an RTS (rkeys
+ * of up to four segments), the receiver RDMA-reads straight into the
+ * matched receive buffer and answers with a FIN that completes the send.
+ */
+#include <stdlib.h>
+
+#include "rivet_rdm.h"
+
+static struct ibv_mr *rivet_rndv_mr(struct rivet_rdm_ep *ep, void *desc,
+				    void *base, size_t len, int access,
+				    struct ibv_mr **own_p)
+{
+	struct rivet_mr *mr = desc;
+
+	*own_p = NULL;
+	if (mr && (mr->ibv_access & access) == access)
+		return mr->ibv_mr;
+	*own_p = ibv_reg_mr(ep->domain->pd, base, len, access);
+	if (!*own_p)
+		RIVET_WARN_ERRNO(EP_DATA, "ibv_reg_mr", errno);
+	return *own_p;
+}
+
+void rivet_rndv_release_op(struct rivet_tx_op *op)
+{
+	while (op->nmrs)
+		ibv_dereg_mr(op->mrs[--op->nmrs]);
+}
+
+int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+		       const struct iovec *iov, void **desc, size_t count)
+{
+	struct rivet_wire_hdr *hdr = (struct rivet_wire_hdr *)op->buf;
+	struct rivet_wire_rts *rts = (struct rivet_wire_rts *)(hdr + 1);
+	struct ibv_mr *mr, *own;
+	size_t i;
+
+	memset(rts, 0, sizeof(*rts));
+	rts->send_id = ((uint64_t)op->gen << 32) | op->index;
+	for (i = 0; i < count; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		mr = rivet_rndv_mr(ep, desc ? desc[i] : NULL,
+				   iov[i].iov_base, iov[i].iov_len,
+				   IBV_ACCESS_REMOTE_READ, &own);
+		if (!mr) {
+			rivet_rndv_release_op(op);
+			return -FI_ENOMEM;
+		}
+		if (own)
+			op->mrs[op->nmrs++] = own;
+		rts->segs[rts->nsegs++] = (struct rivet_wire_seg) {
+			.addr = (uintptr_t)iov[i].iov_base, .rkey = mr->rkey,
+			.len = iov[i].iov_len,
+		};
+	}
+	hdr->op = RIVET_OP_RTS;
+	op->buf_len = sizeof(*hdr) + sizeof(*rts);
+	op->rndv = true;
+	return 0;
+}
+
+/* ---- receiver: reads ---- */
+
+static int rivet_rndv_register(struct rivet_rdm_ep *ep,
+			       struct rivet_rndv_rx *r, void **desc,
+			       uint32_t *lkeys)
+{
+	struct ibv_mr *mr, *own;
+	size_t i;
+
+	for (i = 0; i < r->count; i++) {
+		if (!r->iov[i].iov_len)
+			continue;
+		mr = rivet_rndv_mr(ep, desc[i], r->iov[i].iov_base,
+				   r->iov[i].iov_len, IBV_ACCESS_LOCAL_WRITE,
+				   &own);
+		if (!mr)
+			return -FI_ENOMEM;
+		if (own)
+			r->mrs[r->nmrs++] = own;
+		lkeys[i] = mr->lkey;
+	}
+	return 0;
+}
+
+/* Walks local and remote segments together: one read per overlap, no
+ * larger than the port's message size. */
+static size_t rivet_rndv_plan(struct rivet_rdm_ep *ep,
+			      struct rivet_rndv_rx *r, const uint32_t *lkeys,
+			      struct ibv_send_wr *wrs, struct ibv_sge *sges,
+			      size_t max)
+{
+	size_t li = 0, ri = 0, loff = 0, roff = 0, n = 0, len;
+	size_t left = r->comp.len, chunk = ep->domain->dev->max_msg_size;
+
+	while (left && n < max && li < r->count && ri < r->rts.nsegs) {
+		len = RIVET_MIN(r->iov[li].iov_len - loff,
+				r->rts.segs[ri].len - roff);
+		len = RIVET_MIN(RIVET_MIN(len, left), chunk);
+		sges[n] = (struct ibv_sge) {
+			.addr = (uintptr_t)r->iov[li].iov_base + loff,
+			.length = len, .lkey = lkeys[li],
+		};
+		wrs[n] = (struct ibv_send_wr) {
+			.wr_id = (uintptr_t)r, .sg_list = &sges[n],
+			.num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma.remote_addr = r->rts.segs[ri].addr + roff,
+			.wr.rdma.rkey = r->rts.segs[ri].rkey,
+		};
+		n++;
+		left -= len;
+		loff += len;
+		roff += len;
+		if (loff == r->iov[li].iov_len && ++li)
+			loff = 0;
+		if (roff == r->rts.segs[ri].len && ++ri)
+			roff = 0;
+	}
+	return n;
+}
+
+static void rivet_rndv_finish(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
+{
+	if (r->conn->state != RIVET_CONN_CLOSED)
+		rivet_rndv_send_fin(r->conn, r->rts.send_id, 0);
+	if (r->status && !r->comp.err)
+		r->comp.err = r->status;
+	rivet_rdm_complete(ep, false, &r->comp, r->report);
+	while (r->nmrs)
+		ibv_dereg_mr(r->mrs[--r->nmrs]);
+	if (r->rx && !--r->rx->inflight && r->rx->released)
+		rivet_rx_retire(ep, r->rx);
+	free(r);
+}
+
+/* 0 when posted (or finished), -FI_EAGAIN when it must wait for room. */
+static int rivet_rndv_issue(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
+			    void **desc)
+{
+	struct ibv_send_wr wrs[16], *bad;
+	struct ibv_sge sges[16];
+	size_t i;
+	int ret;
+
+	if (!r->registered && rivet_rndv_register(ep, r, desc, r->lkeys))
+		r->status = FI_ENOMEM;
+	r->registered = true;
+	r->nreads = r->status ? 0 :
+		    rivet_rndv_plan(ep, r, r->lkeys, wrs, sges, 16);
+	if (!r->nreads) {
+		rivet_rndv_finish(ep, r);
+		return 0;
+	}
+	if (ep->ctrl_free < r->nreads)
+		return -FI_EAGAIN;
+	for (i = 0; i + 1 < r->nreads; i++)
+		wrs[i].next = &wrs[i + 1];
+	ret = ibv_post_send(r->conn->qp, wrs, &bad);
+	if (ret) {
+		r->status = FI_EIO;
+		r->nreads = 0;
+		rivet_rndv_finish(ep, r);
+		return 0;
+	}
+	ep->ctrl_free -= r->nreads;
+	return 0;
+}
+
+static void rivet_rndv_defer(struct rivet_conn *conn, struct rivet_rndv_rx *r,
+			     uint64_t send_id, int32_t status)
+{
+	struct rivet_ctrl *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		RIVET_WARN(EP_DATA, "out of memory: rendezvous lost\n");
+		return;
+	}
+	c->rndv = r;
+	c->send_id = send_id;
+	c->status = status;
+	DL_APPEND(conn->deferred, c);
+}
+
+void rivet_rndv_start(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
+		      struct rivet_conn *conn, const struct rivet_wire_hdr *hdr,
+		      const struct rivet_wire_rts *rts)
+{
+	struct rivet_rndv_rx *r = calloc(1, sizeof(*r));
+	void *desc[RIVET_RDM_IOV_LIMIT] = { 0 };
+	size_t cap, i;
+
+	if (!r) {
+		RIVET_WARN(EP_DATA, "out of memory: rendezvous lost\n");
+		return;
+	}
+	r->kind = RIVET_WR_READ;
+	r->conn = conn;
+	r->rts = *rts;
+	r->rts.nsegs = RIVET_MIN(r->rts.nsegs, RIVET_RNDV_MAX_SEGS);
+	r->report = rx->report;
+	r->count = rivet_rx_target(ep, rx, hdr->len, r->iov, desc);
+	for (i = 0, cap = 0; i < r->count; i++)
+		cap += r->iov[i].iov_len;
+	rivet_rx_fill_comp(rx, conn, hdr, RIVET_MIN(cap, hdr->len), &r->comp);
+	r->comp.buf = r->iov[0].iov_base;
+	if (hdr->len > cap) {
+		r->status = FI_ETRUNC;
+		r->comp.olen = hdr->len - cap;
+	}
+	if (rx->multi) {
+		r->rx = rx;
+		rx->inflight++;
+		if (rx->len - rx->offset < ep->min_multi_recv) {
+			r->comp.flags |= FI_MULTI_RECV;
+			rivet_rx_retire(ep, rx);
+		}
+	} else {
+		rivet_rx_retire(ep, rx);
+	}
+	if (rivet_rndv_issue(ep, r, desc) == -FI_EAGAIN)
+		rivet_rndv_defer(conn, r, 0, 0);
+}
+
+void rivet_rndv_read_done(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
+			  int status)
+{
+	if (status && !r->status)
+		r->status = status;
+	if (++r->reads_done == r->nreads)
+		rivet_rndv_finish(ep, r);
+}
+
+/* ---- FIN ---- */
+
+static bool rivet_rndv_fin_room(struct rivet_rdm_ep *ep)
+{
+	return ep->ctrl_free && ep->ctrl_free_list;
+}
+
+/* Posts a FIN; the caller made sure there is room. */
+static int rivet_rndv_fin_post(struct rivet_conn *conn, uint64_t send_id,
+			       int32_t status)
+{
+	struct rivet_rdm_ep *ep = conn->ep;
+	struct rivet_rdm_buf *buf = ep->ctrl_free_list;
+	struct rivet_wire_hdr *hdr;
+	struct rivet_wire_fin *fin;
+
+	LL_DELETE(ep->ctrl_free_list, buf);
+	ep->ctrl_free--;
+	buf->conn = conn;
+	hdr = (struct rivet_wire_hdr *)buf->data;
+	fin = (struct rivet_wire_fin *)(hdr + 1);
+	*hdr = (struct rivet_wire_hdr) {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_FIN,
+		.conn_idx = conn->peer_idx,
+	};
+	*fin = (struct rivet_wire_fin) { .send_id = send_id,
+					 .status = status };
+	if (rivet_conn_post_send(conn, (uintptr_t)buf, buf->data,
+				 sizeof(*hdr) + sizeof(*fin),
+				 ep->slab_mr->lkey)) {
+		LL_PREPEND(ep->ctrl_free_list, buf);
+		ep->ctrl_free++;
+		rivet_conn_fail(conn, FI_ECONNABORTED);
+		return -FI_EIO;
+	}
+	return 0;
+}
+
+/* FINs keep their order behind deferred work of the same connection. */
+int rivet_rndv_send_fin(struct rivet_conn *conn, uint64_t send_id,
+			int32_t status)
+{
+	if (!rivet_rndv_fin_room(conn->ep) || conn->deferred) {
+		rivet_rndv_defer(conn, NULL, send_id, status);
+		return -FI_EAGAIN;
+	}
+	return rivet_rndv_fin_post(conn, send_id, status);
+}
+
+void rivet_rndv_handle_fin(struct rivet_rdm_ep *ep,
+			   const struct rivet_wire_fin *fin)
+{
+	uint32_t index = (uint32_t)fin->send_id;
+	struct rivet_tx_op *op;
+
+	if (index >= ep->tx_size)
+		return;
+	op = &ep->tx_ops[index];
+	if (op->gen != (uint32_t)(fin->send_id >> 32) || !op->rndv)
+		return;
+	if (op->state == RIVET_TX_WAIT_FIN) {
+		DL_DELETE(op->conn->wait_fin, op);
+		rivet_tx_op_done(ep, op, fin->status, 0);
+	} else if (op->state == RIVET_TX_POSTED) {
+		op->fin_seen = true;	/* the send's WC is still to come */
+		op->fin_status = fin->status;
+	}
+}
+
+static void rivet_rndv_fail_ctrl(struct rivet_rdm_ep *ep,
+				 struct rivet_ctrl *c)
+{
+	if (c->rndv) {
+		c->rndv->status = FI_ECONNABORTED;
+		c->rndv->nreads = 0;
+		rivet_rndv_finish(ep, c->rndv);
+	}
+	free(c);
+}
+
+void rivet_rndv_retry_deferred(struct rivet_conn *conn)
+{
+	struct rivet_rdm_ep *ep = conn->ep;
+	void *desc[RIVET_RDM_IOV_LIMIT] = { 0 };
+	struct rivet_ctrl *c, *tmp;
+
+	DL_FOREACH_SAFE(conn->deferred, c, tmp) {
+		if (conn->state == RIVET_CONN_CLOSED) {
+			DL_DELETE(conn->deferred, c);
+			rivet_rndv_fail_ctrl(ep, c);
+			continue;
+		}
+		if (c->rndv && rivet_rndv_issue(ep, c->rndv, desc))
+			return;
+		if (!c->rndv && !rivet_rndv_fin_room(ep))
+			return;
+		DL_DELETE(conn->deferred, c);
+		if (!c->rndv)
+			rivet_rndv_fin_post(conn, c->send_id, c->status);
+		free(c);
+	}
+}

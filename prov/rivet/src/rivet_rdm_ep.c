@@ -1,0 +1,547 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RDM endpoint lifecycle: open (with its rdma_cm listener, so the name is
+ * known at once), bind (AV, CQs, counters), enable (verbs CQ, SRQ, the
+ * registered slab of bounce buffers and staging slots), options, close.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+
+#include "rivet_rdm.h"
+
+#define RIVET_RDM_BACKLOG 1024
+
+static int rivet_rdm_bind_cq(struct rivet_rdm_ep *ep, struct rivet_cq *cq,
+			     uint64_t flags)
+{
+	if (!(flags & (FI_TRANSMIT | FI_RECV)) ||
+	    (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
+		return -FI_EBADFLAGS;
+	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
+	    ((flags & FI_RECV) && ep->rx_cq) || cq->domain != ep->domain)
+		return -FI_EINVAL;
+	if (flags & FI_TRANSMIT) {
+		ep->tx_cq = cq;
+		ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
+		atomic_fetch_add(&cq->refcnt, 1);
+	}
+	if (flags & FI_RECV) {
+		ep->rx_cq = cq;
+		ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
+		atomic_fetch_add(&cq->refcnt, 1);
+	}
+	return 0;
+}
+
+static int rivet_rdm_bind_cntr(struct rivet_rdm_ep *ep,
+			       struct rivet_cntr *cntr, uint64_t flags)
+{
+	if (!flags || (flags & ~(FI_SEND | FI_RECV)))
+		return -FI_EBADFLAGS;
+	if (((flags & FI_SEND) && ep->send_cntr) ||
+	    ((flags & FI_RECV) && ep->recv_cntr))
+		return -FI_EINVAL;
+	if (flags & FI_SEND) {
+		ep->send_cntr = cntr;
+		atomic_fetch_add(&cntr->refcnt, 1);
+	}
+	if (flags & FI_RECV) {
+		ep->recv_cntr = cntr;
+		atomic_fetch_add(&cntr->refcnt, 1);
+	}
+	return 0;
+}
+
+static int rivet_rdm_ep_bind(struct fid *fid, struct fid *bfid,
+			     uint64_t flags)
+{
+	struct rivet_rdm_ep *ep = container_of(fid, struct rivet_rdm_ep,
+					       ep_fid.fid);
+
+	if (!bfid)
+		return -FI_EINVAL;
+	if (ep->enabled)
+		return -FI_EOPBADSTATE;
+	switch (bfid->fclass) {
+	case FI_CLASS_AV:
+		if (ep->av)
+			return -FI_EINVAL;
+		ep->av = container_of(bfid, struct rivet_av, av_fid.fid);
+		atomic_fetch_add(&ep->av->refcnt, 1);
+		return 0;
+	case FI_CLASS_CQ:
+		return rivet_rdm_bind_cq(ep, container_of(bfid,
+				struct rivet_cq, cq_fid.fid), flags);
+	case FI_CLASS_CNTR:
+		return rivet_rdm_bind_cntr(ep, container_of(bfid,
+				struct rivet_cntr, cntr_fid.fid), flags);
+	case FI_CLASS_EQ:
+		return 0;	/* nothing to report on an RDM endpoint's EQ */
+	default:
+		return -FI_EINVAL;
+	}
+}
+
+static int rivet_rdm_slab_construct(struct rivet_rdm_ep *ep)
+{
+	size_t n = ep->srq_size + ep->tx_size + RIVET_RDM_CTRL_BUDGET;
+	size_t i;
+
+	if (posix_memalign((void **)&ep->slab, 4096, n * ep->slot_size))
+		return -FI_ENOMEM;
+	ep->slab_mr = ibv_reg_mr(ep->domain->pd, ep->slab, n * ep->slot_size,
+				 IBV_ACCESS_LOCAL_WRITE);
+	if (!ep->slab_mr)
+		return rivet_errno_to_fi(errno);
+	ep->rxbufs = calloc(ep->srq_size, sizeof(*ep->rxbufs));
+	ep->ctrlbufs = calloc(RIVET_RDM_CTRL_BUDGET, sizeof(*ep->ctrlbufs));
+	ep->tx_ops = calloc(ep->tx_size, sizeof(*ep->tx_ops));
+	if (!ep->rxbufs || !ep->ctrlbufs || !ep->tx_ops)
+		return -FI_ENOMEM;
+	for (i = 0; i < ep->srq_size; i++) {
+		ep->rxbufs[i].kind = RIVET_WR_RXBUF;
+		ep->rxbufs[i].data = ep->slab + i * ep->slot_size;
+	}
+	for (i = 0; i < ep->tx_size; i++) {
+		ep->tx_ops[i].kind = RIVET_WR_TX;
+		ep->tx_ops[i].index = i;
+		ep->tx_ops[i].buf = ep->slab + (ep->srq_size + i) *
+				    ep->slot_size;
+		LL_PREPEND(ep->tx_free, &ep->tx_ops[i]);
+	}
+	for (i = 0; i < RIVET_RDM_CTRL_BUDGET; i++) {
+		ep->ctrlbufs[i].kind = RIVET_WR_CTRL;
+		ep->ctrlbufs[i].data = ep->slab + (ep->srq_size + ep->tx_size +
+						   i) * ep->slot_size;
+		LL_PREPEND(ep->ctrl_free_list, &ep->ctrlbufs[i]);
+	}
+	ep->ctrl_free = RIVET_RDM_CTRL_BUDGET;
+	return 0;
+}
+
+static int rivet_rdm_verbs_construct(struct rivet_rdm_ep *ep)
+{
+	const struct rivet_dev *dev = ep->domain->dev;
+	struct ibv_srq_init_attr sattr = { .attr = { .max_sge = 1 } };
+	int cqe;
+	size_t i;
+	int ret;
+
+	ep->srq_size = RIVET_MIN(g_rivet_params.rdm_rx_bufs,
+				 (size_t)dev->attr.max_srq_wr);
+	cqe = RIVET_MIN((size_t)dev->attr.max_cqe,
+			ep->srq_size + ep->tx_size + RIVET_RDM_CTRL_BUDGET + 64);
+	ep->ibv_cq = ibv_create_cq(dev->ctx, cqe, NULL, NULL, 0);
+	if (!ep->ibv_cq)
+		return rivet_errno_to_fi(errno);
+	sattr.attr.max_wr = ep->srq_size;
+	ep->srq = ibv_create_srq(ep->domain->pd, &sattr);
+	if (!ep->srq)
+		return rivet_errno_to_fi(errno);
+	ret = rivet_rdm_slab_construct(ep);
+	if (ret)
+		return ret;
+	for (i = 0; i < ep->srq_size; i++) {
+		ret = rivet_rdm_srq_post(ep, &ep->rxbufs[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Directions without a CQ still need one for counters to progress. */
+static int rivet_rdm_ep_cqs(struct rivet_rdm_ep *ep)
+{
+	int ret;
+
+	if (!ep->tx_cq) {
+		ret = rivet_cq_open_hidden(ep->domain, 16, &ep->tx_cq);
+		if (ret)
+			return ret;
+		ep->tx_selective = true;
+	}
+	if (!ep->rx_cq) {
+		ret = rivet_cq_open_hidden(ep->domain, 16, &ep->rx_cq);
+		if (ret)
+			return ret;
+		ep->rx_selective = true;
+	}
+	ret = rivet_cq_add_source(ep->tx_cq, ep);
+	if (!ret && ep->rx_cq != ep->tx_cq)
+		ret = rivet_cq_add_source(ep->rx_cq, ep);
+	if (!ret && ep->send_cntr)
+		ret = rivet_cntr_attach_cq(ep->send_cntr, ep->tx_cq);
+	if (!ret && ep->recv_cntr)
+		ret = rivet_cntr_attach_cq(ep->recv_cntr, ep->rx_cq);
+	return ret;
+}
+
+static int rivet_rdm_ep_enable(struct rivet_rdm_ep *ep)
+{
+	int ret;
+
+	if (ep->enabled)
+		return 0;
+	if (!ep->av)
+		return -FI_ENOAV;
+	ret = rivet_rdm_verbs_construct(ep);
+	if (!ret)
+		ret = rivet_rdm_ep_cqs(ep);
+	if (!ret)
+		ret = rivet_av_bind_ep(ep->av, ep);
+	if (ret)
+		return ret;
+	ep->enabled = true;
+	return 0;
+}
+
+static int rivet_rdm_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct rivet_rdm_ep *ep = container_of(fid, struct rivet_rdm_ep,
+					       ep_fid.fid);
+	uint64_t *flags = arg;
+	int ret;
+
+	switch (command) {
+	case FI_ENABLE:
+		pthread_mutex_lock(&ep->lock);
+		ret = rivet_rdm_ep_enable(ep);
+		pthread_mutex_unlock(&ep->lock);
+		return ret;
+	case FI_GETOPSFLAG:
+		if (!flags || ((*flags & FI_TRANSMIT) && (*flags & FI_RECV)))
+			return -FI_EINVAL;
+		*flags = (*flags & FI_RECV) ? ep->rx_op_flags :
+					      ep->tx_op_flags;
+		return 0;
+	case FI_SETOPSFLAG:
+		if (!flags)
+			return -FI_EINVAL;
+		if (*flags & FI_RECV)
+			ep->rx_op_flags = *flags & ~FI_RECV;
+		else
+			ep->tx_op_flags = *flags & ~FI_TRANSMIT;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static void rivet_rdm_ep_release_cq(struct rivet_rdm_ep *ep,
+				    struct rivet_cq *cq)
+{
+	if (!cq)
+		return;
+	rivet_cq_del_source(cq, ep);
+	if (cq->hidden)
+		rivet_cq_close_hidden(cq);
+	else
+		atomic_fetch_sub(&cq->refcnt, 1);
+}
+
+static void rivet_rdm_ep_release_refs(struct rivet_rdm_ep *ep)
+{
+	if (ep->send_cntr) {
+		if (ep->enabled)
+			rivet_cntr_detach_cq(ep->send_cntr, ep->tx_cq);
+		atomic_fetch_sub(&ep->send_cntr->refcnt, 1);
+	}
+	if (ep->recv_cntr) {
+		if (ep->enabled)
+			rivet_cntr_detach_cq(ep->recv_cntr, ep->rx_cq);
+		atomic_fetch_sub(&ep->recv_cntr->refcnt, 1);
+	}
+	/* a CQ bound for both directions holds two references */
+	rivet_rdm_ep_release_cq(ep, ep->rx_cq);
+	rivet_rdm_ep_release_cq(ep, ep->tx_cq);
+	if (ep->av) {
+		if (ep->enabled)
+			rivet_av_unbind_ep(ep->av, ep);
+		atomic_fetch_sub(&ep->av->refcnt, 1);
+	}
+	atomic_fetch_sub(&ep->domain->refcnt, 1);
+}
+
+static void rivet_rdm_ep_free_queues(struct rivet_rdm_ep *ep)
+{
+	struct rivet_rx_op *rx, *rtmp;
+	struct rivet_unexp *u, *utmp;
+
+	DL_FOREACH_SAFE(ep->posted_msg, rx, rtmp)
+		free(rx);
+	DL_FOREACH_SAFE(ep->posted_tag, rx, rtmp)
+		free(rx);
+	DL_FOREACH_SAFE(ep->unexp_msg, u, utmp)
+		free(u);
+	DL_FOREACH_SAFE(ep->unexp_tag, u, utmp)
+		free(u);
+}
+
+static int rivet_rdm_ep_close(struct fid *fid)
+{
+	struct rivet_rdm_ep *ep = container_of(fid, struct rivet_rdm_ep,
+					       ep_fid.fid);
+	size_t i;
+
+	if (ep->tx_cq)
+		rivet_cq_del_source(ep->tx_cq, ep);
+	if (ep->rx_cq)
+		rivet_cq_del_source(ep->rx_cq, ep);
+	for (i = 0; i < ep->nconns; i++)
+		if (ep->conns[i])
+			rivet_conn_destroy(ep->conns[i]);
+	if (ep->listen_id)
+		rdma_destroy_id(ep->listen_id);
+	if (ep->srq)
+		ibv_destroy_srq(ep->srq);
+	if (ep->ibv_cq)
+		ibv_destroy_cq(ep->ibv_cq);
+	if (ep->slab_mr)
+		ibv_dereg_mr(ep->slab_mr);
+	if (ep->cm_channel)
+		rdma_destroy_event_channel(ep->cm_channel);
+	rivet_rdm_ep_free_queues(ep);
+	rivet_rdm_ep_release_refs(ep);
+	free(ep->slab);
+	free(ep->rxbufs);
+	free(ep->ctrlbufs);
+	free(ep->tx_ops);
+	free(ep->conns);
+	free(ep->tx_conns);
+	pthread_mutex_destroy(&ep->lock);
+	fi_freeinfo(ep->info);
+	free(ep);
+	return 0;
+}
+
+static int rivet_rdm_ep_getopt(fid_t fid, int level, int optname,
+			       void *optval, size_t *optlen)
+{
+	struct rivet_rdm_ep *ep = container_of(fid, struct rivet_rdm_ep,
+					       ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t)) {
+		if (optlen)
+			*optlen = sizeof(size_t);
+		return -FI_ETOOSMALL;
+	}
+	*(size_t *)optval = ep->min_multi_recv;
+	*optlen = sizeof(size_t);
+	return 0;
+}
+
+static int rivet_rdm_ep_setopt(fid_t fid, int level, int optname,
+			       const void *optval, size_t optlen)
+{
+	struct rivet_rdm_ep *ep = container_of(fid, struct rivet_rdm_ep,
+					       ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || optlen != sizeof(size_t))
+		return -FI_EINVAL;
+	ep->min_multi_recv = *(const size_t *)optval;
+	return 0;
+}
+
+static ssize_t rivet_rdm_ep_cancel(fid_t fid, void *context)
+{
+	return rivet_rdm_cancel(container_of(fid, struct rivet_rdm_ep,
+					     ep_fid.fid), context);
+}
+
+static int rivet_rdm_ep_tx_ctx(struct fid_ep *sep, int index,
+			       struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+			       void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_rdm_ep_rx_ctx(struct fid_ep *sep, int index,
+			       struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			       void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_rdm_ep_rx_size_left(struct fid_ep *fid)
+{
+	struct rivet_rdm_ep *ep = to_rrdm(fid);
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	return ep->rx_size > ep->rx_ops_used ? ep->rx_size - ep->rx_ops_used
+					     : 0;
+}
+
+static ssize_t rivet_rdm_ep_tx_size_left(struct fid_ep *fid)
+{
+	struct rivet_rdm_ep *ep = to_rrdm(fid);
+	struct rivet_tx_op *op;
+	ssize_t n = 0;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	pthread_mutex_lock(&ep->lock);
+	LL_COUNT(ep->tx_free, op, n);
+	pthread_mutex_unlock(&ep->lock);
+	return n;
+}
+
+static int rivet_rdm_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct rivet_rdm_ep *ep = container_of(fid, struct rivet_rdm_ep,
+					       ep_fid.fid);
+	size_t len = rivet_addr_len(&ep->name.sa);
+
+	if (!addrlen)
+		return -FI_EINVAL;
+	if (!addr || *addrlen < len) {
+		*addrlen = len;
+		return -FI_ETOOSMALL;
+	}
+	memcpy(addr, &ep->name, len);
+	*addrlen = len;
+	return 0;
+}
+
+static int rivet_rdm_ep_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	return -FI_ENOSYS;	/* the listener is bound at open */
+}
+
+static struct fi_ops g_rivet_rdm_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rivet_rdm_ep_close,
+	.bind = rivet_rdm_ep_bind,
+	.control = rivet_rdm_ep_control,
+	.ops_open = rivet_no_ops_open,
+};
+
+static struct fi_ops_ep g_rivet_rdm_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = rivet_rdm_ep_cancel,
+	.getopt = rivet_rdm_ep_getopt,
+	.setopt = rivet_rdm_ep_setopt,
+	.tx_ctx = rivet_rdm_ep_tx_ctx,
+	.rx_ctx = rivet_rdm_ep_rx_ctx,
+	.rx_size_left = rivet_rdm_ep_rx_size_left,
+	.tx_size_left = rivet_rdm_ep_tx_size_left,
+};
+
+static struct fi_ops_cm g_rivet_rdm_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = rivet_rdm_ep_setname,
+	.getname = rivet_rdm_ep_getname,
+};
+
+/* The listener is made at open: the endpoint's name exists at once. */
+static int rivet_rdm_ep_listen(struct rivet_rdm_ep *ep,
+			       const struct fi_info *info)
+{
+	const struct rivet_dev *dev = ep->domain->dev;
+	union rivet_sockaddr src;
+
+	ep->cm_channel = rdma_create_event_channel();
+	if (!ep->cm_channel)
+		return rivet_errno_to_fi(errno);
+	fcntl(ep->cm_channel->fd, F_SETFL,
+	      fcntl(ep->cm_channel->fd, F_GETFL) | O_NONBLOCK);
+	if (rdma_create_id(ep->cm_channel, &ep->listen_id, NULL, RDMA_PS_TCP))
+		return rivet_errno_to_fi(errno);
+	memset(&src, 0, sizeof(src));
+	if (info->src_addr && rivet_addr_len(info->src_addr))
+		memcpy(&src, info->src_addr, rivet_addr_len(info->src_addr));
+	else
+		memcpy(&src, &dev->addrs[0].addr,
+		       rivet_addr_len(&dev->addrs[0].addr.sa));
+	if (rdma_bind_addr(ep->listen_id, &src.sa) ||
+	    rdma_listen(ep->listen_id, RIVET_RDM_BACKLOG)) {
+		RIVET_WARN_ERRNO(EP_CTRL, "rdma_bind_addr/listen", errno);
+		return rivet_errno_to_fi(errno);
+	}
+	if (ep->listen_id->verbs != dev->ctx)
+		return -FI_EINVAL;
+	memcpy(&ep->name, rdma_get_local_addr(ep->listen_id),
+	       rivet_addr_len(rdma_get_local_addr(ep->listen_id)));
+	return 0;
+}
+
+static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
+				   struct rivet_domain *dom,
+				   const struct fi_info *info)
+{
+	const struct rivet_dev *dev = dom->dev;
+
+	ep->domain = dom;
+	pthread_mutex_init(&ep->lock, NULL);
+	ep->caps = info->caps;
+	ep->tx_size = info->tx_attr && info->tx_attr->size ?
+		      info->tx_attr->size : g_rivet_params.tx_size;
+	ep->rx_size = info->rx_attr && info->rx_attr->size ?
+		      info->rx_attr->size : g_rivet_params.rx_size;
+	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
+	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
+	ep->eager_size = g_rivet_params.eager_size;
+	ep->max_msg_size = info->ep_attr && info->ep_attr->max_msg_size ?
+			   info->ep_attr->max_msg_size : (1ULL << 30);
+	ep->max_inline = dev->max_inline;
+	ep->min_multi_recv = 64;
+	ep->slot_size = (sizeof(struct rivet_wire_hdr) +
+			 RIVET_MAX(ep->eager_size,
+				   sizeof(struct rivet_wire_rts)) + 63) & ~63UL;
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.ops = &g_rivet_rdm_ep_fi_ops;
+	ep->ep_fid.ops = &g_rivet_rdm_ep_ops;
+	ep->ep_fid.cm = &g_rivet_rdm_cm_ops;
+	ep->ep_fid.msg = &g_rivet_rdm_msg_ops;
+	ep->ep_fid.tagged = &g_rivet_rdm_tagged_ops;
+}
+
+int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
+		      struct fid_ep **ep_p, void *context)
+{
+	struct rivet_domain *dom = to_rdomain(domain);
+	struct rivet_rdm_ep *ep = calloc(1, sizeof(*ep));
+	int ret;
+
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->info = fi_dupinfo(info);
+	if (!ep->info) {
+		free(ep);
+		return -FI_ENOMEM;
+	}
+	rivet_rdm_ep_construct(ep, dom, info);
+	ep->ep_fid.fid.context = context;
+	atomic_fetch_add(&dom->refcnt, 1);
+	ret = rivet_rdm_ep_listen(ep, info);
+	if (ret) {
+		rivet_rdm_ep_close(&ep->ep_fid.fid);
+		return ret;
+	}
+	*ep_p = &ep->ep_fid;
+	return 0;
+}
+
+/* fi_av_remove: connections to the address are torn down, operations
+ * queued on them fail, and later sends to the index reconnect. */
+void rivet_rdm_ep_addr_removed(struct rivet_rdm_ep *ep, fi_addr_t addr)
+{
+	struct rivet_conn *conn;
+	size_t i;
+
+	pthread_mutex_lock(&ep->lock);
+	for (i = 0; i < ep->nconns; i++) {
+		conn = ep->conns[i];
+		if (conn->addr != addr || conn->state == RIVET_CONN_CLOSED)
+			continue;
+		if (conn->id)
+			rdma_disconnect(conn->id);
+		rivet_conn_fail(conn, FI_ECONNABORTED);
+		conn->addr = FI_ADDR_NOTAVAIL;
+	}
+	pthread_mutex_unlock(&ep->lock);
+}

@@ -1,0 +1,611 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RDM data operations: every fi_send, fi_tsend, fi_recv and fi_trecv
+ * variant is a shim into rivet_rdm_send / rivet_rdm_recv; also peek, claim,
+ * discard (fi_trecvmsg flags) and fi_cancel.
+ */
+#include <stdlib.h>
+
+#include "rivet_rdm.h"
+
+#define RIVET_RDM_SILENT (1ULL << 63)	/* internal: fi_inject* */
+
+struct rivet_rdm_req {
+	const struct iovec *iov;
+	void **desc;
+	size_t count;
+	fi_addr_t addr;
+	uint64_t tag, ignore, data;
+	void *context;
+	uint64_t flags;
+	bool tagged;
+};
+
+static size_t rivet_rdm_iov_len(const struct iovec *iov, size_t count)
+{
+	size_t i, len = 0;
+
+	for (i = 0; i < count; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+static void rivet_rdm_stage(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+			    const struct rivet_rdm_req *req, size_t len)
+{
+	struct rivet_wire_hdr *hdr = (struct rivet_wire_hdr *)op->buf;
+	uint8_t *dst = (uint8_t *)(hdr + 1);
+	size_t i;
+
+	*hdr = (struct rivet_wire_hdr) {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_EAGER,
+		.flags = (req->tagged ? RIVET_WF_TAGGED : 0) |
+			 ((req->flags & FI_REMOTE_CQ_DATA) ?
+			  RIVET_WF_CQ_DATA : 0),
+		.tag = req->tag, .data = req->data, .len = len,
+	};
+	for (i = 0; i < req->count; i++) {
+		memcpy(dst, req->iov[i].iov_base, req->iov[i].iov_len);
+		dst += req->iov[i].iov_len;
+	}
+	op->buf_len = sizeof(*hdr) + len;
+}
+
+static struct rivet_tx_op *rivet_rdm_tx_alloc(struct rivet_rdm_ep *ep)
+{
+	struct rivet_tx_op *op = ep->tx_free;
+
+	if (!op) {
+		rivet_rdm_progress_locked(ep);
+		op = ep->tx_free;
+	}
+	if (op)
+		LL_DELETE(ep->tx_free, op);
+	return op;
+}
+
+static void rivet_rdm_tx_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+			      const struct rivet_rdm_req *req,
+			      struct rivet_conn *conn, size_t len)
+{
+	op->conn = conn;
+	op->context = req->context;
+	op->cq_flags = FI_SEND | (req->tagged ? FI_TAGGED : FI_MSG);
+	op->report = !(req->flags & RIVET_RDM_SILENT) &&
+		     (!ep->tx_selective || (req->flags & FI_COMPLETION));
+	op->tag = req->tag;
+	op->len = len;
+	op->rndv = false;
+	op->fin_seen = false;
+	op->nmrs = 0;
+}
+
+static int rivet_rdm_tx_start(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+			      const struct rivet_rdm_req *req, size_t len)
+{
+	bool eager = (req->flags & FI_INJECT) ||
+		     (len <= ep->eager_size &&
+		      !(req->flags & FI_DELIVERY_COMPLETE));
+	int ret;
+
+	rivet_rdm_stage(ep, op, req, eager ? len : 0);
+	if (!eager) {
+		((struct rivet_wire_hdr *)op->buf)->len = len;
+		ret = rivet_rndv_prepare(ep, op, req->iov, req->desc,
+					 req->count);
+		if (ret)
+			return ret;
+	}
+	if (op->conn->state == RIVET_CONN_UP)
+		return rivet_eager_send(ep, op);
+	op->state = RIVET_TX_QUEUED;
+	DL_APPEND(op->conn->queued, op);
+	return 0;
+}
+
+static ssize_t rivet_rdm_send(struct rivet_rdm_ep *ep,
+			      const struct rivet_rdm_req *req)
+{
+	size_t len = rivet_rdm_iov_len(req->iov, req->count);
+	struct rivet_conn *conn;
+	struct rivet_tx_op *op;
+	int ret;
+
+	if (req->count > RIVET_RDM_IOV_LIMIT || len > ep->max_msg_size ||
+	    ((req->flags & FI_INJECT) && len > RIVET_RDM_INJECT_SIZE))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->lock);
+	ret = -FI_EOPBADSTATE;
+	if (!ep->enabled)
+		goto out;
+	ret = -FI_EAGAIN;
+	op = rivet_rdm_tx_alloc(ep);
+	if (!op)
+		goto out;
+	ret = rivet_conn_get(ep, req->addr, &conn);
+	if (!ret) {
+		rivet_rdm_tx_init(ep, op, req, conn, len);
+		ret = rivet_rdm_tx_start(ep, op, req, len);
+	}
+	if (ret) {
+		rivet_rndv_release_op(op);
+		LL_PREPEND(ep->tx_free, op);
+	}
+out:
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+/* ---- receives ---- */
+
+static void rivet_rdm_unexp_release(struct rivet_rdm_ep *ep,
+				    struct rivet_unexp *u, bool tagged)
+{
+	if (tagged)
+		DL_DELETE(ep->unexp_tag, u);
+	else
+		DL_DELETE(ep->unexp_msg, u);
+	/* a discarded rendezvous still owes its sender a FIN */
+	if (u->op == RIVET_OP_RTS && u->conn->state != RIVET_CONN_CLOSED)
+		rivet_rndv_send_fin(u->conn, u->rts.send_id, 0);
+	free(u);
+}
+
+static void rivet_rdm_unexp_hdr(const struct rivet_unexp *u,
+				struct rivet_wire_hdr *hdr)
+{
+	*hdr = (struct rivet_wire_hdr) {
+		.version = RIVET_WIRE_VERSION, .op = u->op, .flags = u->wflags,
+		.tag = u->tag, .data = u->data, .len = u->len,
+	};
+}
+
+/* Hands an unexpected message to a receive; the message is consumed. */
+static void rivet_rdm_unexp_deliver(struct rivet_rdm_ep *ep,
+				    struct rivet_rx_op *rx,
+				    struct rivet_unexp *u, bool tagged)
+{
+	struct rivet_wire_hdr hdr;
+
+	rivet_rdm_unexp_hdr(u, &hdr);
+	if (tagged)
+		DL_DELETE(ep->unexp_tag, u);
+	else
+		DL_DELETE(ep->unexp_msg, u);
+	if (u->op == RIVET_OP_EAGER)
+		rivet_rx_deliver_eager(ep, rx, u->conn, &hdr, u->payload);
+	else
+		rivet_rndv_start(ep, rx, u->conn, &hdr, &u->rts);
+	free(u);
+}
+
+static struct rivet_rx_op *rivet_rdm_rx_alloc(struct rivet_rdm_ep *ep,
+					      const struct rivet_rdm_req *req)
+{
+	struct rivet_rx_op *rx = calloc(1, sizeof(*rx));
+	size_t i;
+
+	if (!rx)
+		return NULL;
+	rx->context = req->context;
+	rx->op_flags = req->flags;
+	rx->cq_flags = FI_RECV | (req->tagged ? FI_TAGGED : FI_MSG);
+	rx->addr = (ep->caps & FI_DIRECTED_RECV) ? req->addr : FI_ADDR_UNSPEC;
+	rx->tag = req->tagged ? req->tag : 0;
+	rx->ignore = req->tagged ? req->ignore : ~0ULL;
+	rx->count = req->count;
+	for (i = 0; i < req->count; i++) {
+		rx->iov[i] = req->iov[i];
+		rx->desc[i] = req->desc ? req->desc[i] : NULL;
+	}
+	rx->len = rivet_rdm_iov_len(req->iov, req->count);
+	rx->multi = req->flags & FI_MULTI_RECV;
+	rx->report = !ep->rx_selective || (req->flags & FI_COMPLETION);
+	ep->rx_ops_used++;
+	return rx;
+}
+
+static void rivet_rdm_rx_post(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
+{
+	bool tagged = rx->cq_flags & FI_TAGGED;
+	bool directed = ep->caps & FI_DIRECTED_RECV;
+	struct rivet_unexp *u;
+
+	do {
+		u = rivet_match_unexp(tagged ? ep->unexp_tag : ep->unexp_msg,
+				      rx->addr, rx->tag, rx->ignore, directed);
+		if (!u)
+			break;
+		rivet_rdm_unexp_deliver(ep, rx, u, tagged);
+	} while (rx->multi && !rx->released);
+	if (rx->released)
+		return;
+	rx->posted = true;
+	if (tagged)
+		DL_APPEND(ep->posted_tag, rx);
+	else
+		DL_APPEND(ep->posted_msg, rx);
+}
+
+static ssize_t rivet_rdm_peek(struct rivet_rdm_ep *ep,
+			      const struct rivet_rdm_req *req);
+
+static ssize_t rivet_rdm_recv(struct rivet_rdm_ep *ep,
+			      const struct rivet_rdm_req *req)
+{
+	struct rivet_rx_op *rx;
+	ssize_t ret = 0;
+
+	if (req->count > RIVET_RDM_IOV_LIMIT ||
+	    ((req->flags & FI_MULTI_RECV) && req->count != 1))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->lock);
+	if (!ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+	} else if (req->flags & (FI_PEEK | FI_CLAIM)) {
+		ret = rivet_rdm_peek(ep, req);
+	} else if (ep->rx_ops_used >= ep->rx_size) {
+		ret = -FI_EAGAIN;
+	} else {
+		rx = rivet_rdm_rx_alloc(ep, req);
+		if (rx)
+			rivet_rdm_rx_post(ep, rx);
+		else
+			ret = -FI_ENOMEM;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+/* ---- FI_PEEK, FI_CLAIM, FI_DISCARD (fi_tagged(3)) ---- */
+
+static void rivet_rdm_peek_comp(struct rivet_rdm_ep *ep,
+				const struct rivet_rdm_req *req,
+				const struct rivet_unexp *u, int err)
+{
+	struct rivet_cq_entry e = {
+		.op_context = req->context, .err = err,
+		.flags = FI_RECV | (req->tagged ? FI_TAGGED : FI_MSG),
+		.src = FI_ADDR_NOTAVAIL,
+	};
+
+	if (u) {
+		e.len = u->len;
+		e.tag = u->tag;
+		e.src = u->src;
+		if (u->wflags & RIVET_WF_CQ_DATA) {
+			e.flags |= FI_REMOTE_CQ_DATA;
+			e.data = u->data;
+		}
+	}
+	rivet_rdm_complete(ep, false, &e, true);
+}
+
+static ssize_t rivet_rdm_claimed(struct rivet_rdm_ep *ep,
+				 const struct rivet_rdm_req *req)
+{
+	struct fi_context *ctx = req->context;
+	struct rivet_unexp *u = ctx ? ctx->internal[0] : NULL;
+	struct rivet_rx_op *rx;
+
+	if (!u || !u->claimed)
+		return -FI_EINVAL;
+	if (req->flags & FI_DISCARD) {
+		rivet_rdm_peek_comp(ep, req, u, 0);
+		rivet_rdm_unexp_release(ep, u, req->tagged);
+		return 0;
+	}
+	rx = rivet_rdm_rx_alloc(ep, req);
+	if (!rx)
+		return -FI_ENOMEM;
+	rx->multi = false;
+	rivet_rdm_unexp_deliver(ep, rx, u, req->tagged);
+	return 0;
+}
+
+static ssize_t rivet_rdm_peek(struct rivet_rdm_ep *ep,
+			      const struct rivet_rdm_req *req)
+{
+	struct rivet_unexp *u;
+	bool directed = ep->caps & FI_DIRECTED_RECV;
+
+	if (!(req->flags & FI_PEEK))
+		return rivet_rdm_claimed(ep, req);
+	rivet_rdm_progress_locked(ep);
+	u = rivet_match_unexp(req->tagged ? ep->unexp_tag : ep->unexp_msg,
+			      directed ? req->addr : FI_ADDR_UNSPEC,
+			      req->tagged ? req->tag : 0,
+			      req->tagged ? req->ignore : ~0ULL, directed);
+	if (!u) {
+		rivet_rdm_peek_comp(ep, req, NULL, FI_ENOMSG);
+		return 0;
+	}
+	rivet_rdm_peek_comp(ep, req, u, 0);
+	if (req->flags & FI_DISCARD) {
+		rivet_rdm_unexp_release(ep, u, req->tagged);
+	} else if (req->flags & FI_CLAIM) {
+		if (!req->context)
+			return -FI_EINVAL;
+		u->claimed = true;
+		((struct fi_context *)req->context)->internal[0] = u;
+	}
+	return 0;
+}
+
+/* ---- fi_cancel ---- */
+
+static struct rivet_rx_op *rivet_rdm_find_ctx(struct rivet_rx_op *head,
+					      void *context)
+{
+	struct rivet_rx_op *rx;
+
+	DL_FOREACH(head, rx)
+		if (rx->context == context)
+			return rx;
+	return NULL;
+}
+
+ssize_t rivet_rdm_cancel(struct rivet_rdm_ep *ep, void *context)
+{
+	struct rivet_rx_op *rx;
+	struct rivet_cq_entry e = { .err = FI_ECANCELED,
+				    .src = FI_ADDR_NOTAVAIL };
+	ssize_t ret = -FI_ENOENT;
+
+	pthread_mutex_lock(&ep->lock);
+	rx = rivet_rdm_find_ctx(ep->posted_tag, context);
+	if (!rx)
+		rx = rivet_rdm_find_ctx(ep->posted_msg, context);
+	if (rx) {
+		e.op_context = rx->context;
+		e.flags = rx->cq_flags;
+		if (rx->multi)
+			e.flags |= FI_MULTI_RECV;
+		rivet_rdm_complete(ep, false, &e, true);
+		rivet_rx_retire(ep, rx);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+/* ---- fi_ops_msg ---- */
+
+static ssize_t rivet_rdm_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
+				 uint64_t flags)
+{
+	struct rivet_rdm_req req = {
+		.iov = msg->msg_iov, .desc = msg->desc,
+		.count = msg->iov_count, .addr = msg->addr,
+		.context = msg->context, .flags = flags,
+	};
+
+	return rivet_rdm_recv(to_rrdm(fid), &req);
+}
+
+static ssize_t rivet_rdm_recvv(struct fid_ep *fid, const struct iovec *iov,
+			       void **desc, size_t count, fi_addr_t src,
+			       void *context)
+{
+	struct fi_msg msg = {
+		.msg_iov = iov, .desc = desc, .iov_count = count,
+		.addr = src, .context = context,
+	};
+
+	return rivet_rdm_recvmsg(fid, &msg, to_rrdm(fid)->rx_op_flags);
+}
+
+static ssize_t rivet_rdm_recv1(struct fid_ep *fid, void *buf, size_t len,
+			       void *desc, fi_addr_t src, void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return rivet_rdm_recvv(fid, &iov, &desc, 1, src, context);
+}
+
+static ssize_t rivet_rdm_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
+				 uint64_t flags)
+{
+	struct rivet_rdm_req req = {
+		.iov = msg->msg_iov, .desc = msg->desc,
+		.count = msg->iov_count, .addr = msg->addr,
+		.context = msg->context, .flags = flags, .data = msg->data,
+	};
+
+	return rivet_rdm_send(to_rrdm(fid), &req);
+}
+
+static ssize_t rivet_rdm_msg_send(struct fid_ep *fid, const void *buf,
+				  size_t len, void *desc, uint64_t data,
+				  fi_addr_t dest, void *context,
+				  uint64_t flags)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct fi_msg msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = 1,
+		.addr = dest, .context = context, .data = data,
+	};
+
+	return rivet_rdm_sendmsg(fid, &msg, flags);
+}
+
+static ssize_t rivet_rdm_sendv(struct fid_ep *fid, const struct iovec *iov,
+			       void **desc, size_t count, fi_addr_t dest,
+			       void *context)
+{
+	struct fi_msg msg = {
+		.msg_iov = iov, .desc = desc, .iov_count = count,
+		.addr = dest, .context = context,
+	};
+
+	return rivet_rdm_sendmsg(fid, &msg, to_rrdm(fid)->tx_op_flags);
+}
+
+static ssize_t rivet_rdm_send1(struct fid_ep *fid, const void *buf,
+			       size_t len, void *desc, fi_addr_t dest,
+			       void *context)
+{
+	return rivet_rdm_msg_send(fid, buf, len, desc, 0, dest, context,
+				  to_rrdm(fid)->tx_op_flags);
+}
+
+static ssize_t rivet_rdm_senddata(struct fid_ep *fid, const void *buf,
+				  size_t len, void *desc, uint64_t data,
+				  fi_addr_t dest, void *context)
+{
+	return rivet_rdm_msg_send(fid, buf, len, desc, data, dest, context,
+				  to_rrdm(fid)->tx_op_flags |
+				  FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t rivet_rdm_inject(struct fid_ep *fid, const void *buf,
+				size_t len, fi_addr_t dest)
+{
+	return rivet_rdm_msg_send(fid, buf, len, NULL, 0, dest, NULL,
+				  FI_INJECT | RIVET_RDM_SILENT);
+}
+
+static ssize_t rivet_rdm_injectdata(struct fid_ep *fid, const void *buf,
+				    size_t len, uint64_t data, fi_addr_t dest)
+{
+	return rivet_rdm_msg_send(fid, buf, len, NULL, data, dest, NULL,
+				  FI_INJECT | FI_REMOTE_CQ_DATA |
+				  RIVET_RDM_SILENT);
+}
+
+struct fi_ops_msg g_rivet_rdm_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = rivet_rdm_recv1,
+	.recvv = rivet_rdm_recvv,
+	.recvmsg = rivet_rdm_recvmsg,
+	.send = rivet_rdm_send1,
+	.sendv = rivet_rdm_sendv,
+	.sendmsg = rivet_rdm_sendmsg,
+	.inject = rivet_rdm_inject,
+	.senddata = rivet_rdm_senddata,
+	.injectdata = rivet_rdm_injectdata,
+};
+
+/* ---- fi_ops_tagged ---- */
+
+static ssize_t rivet_rdm_trecvmsg(struct fid_ep *fid,
+				  const struct fi_msg_tagged *msg,
+				  uint64_t flags)
+{
+	struct rivet_rdm_req req = {
+		.iov = msg->msg_iov, .desc = msg->desc,
+		.count = msg->iov_count, .addr = msg->addr,
+		.tag = msg->tag, .ignore = msg->ignore,
+		.context = msg->context, .flags = flags, .tagged = true,
+	};
+
+	return rivet_rdm_recv(to_rrdm(fid), &req);
+}
+
+static ssize_t rivet_rdm_trecvv(struct fid_ep *fid, const struct iovec *iov,
+				void **desc, size_t count, fi_addr_t src,
+				uint64_t tag, uint64_t ignore, void *context)
+{
+	struct fi_msg_tagged msg = {
+		.msg_iov = iov, .desc = desc, .iov_count = count,
+		.addr = src, .tag = tag, .ignore = ignore, .context = context,
+	};
+
+	return rivet_rdm_trecvmsg(fid, &msg, to_rrdm(fid)->rx_op_flags);
+}
+
+static ssize_t rivet_rdm_trecv(struct fid_ep *fid, void *buf, size_t len,
+			       void *desc, fi_addr_t src, uint64_t tag,
+			       uint64_t ignore, void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return rivet_rdm_trecvv(fid, &iov, &desc, 1, src, tag, ignore,
+				context);
+}
+
+static ssize_t rivet_rdm_tsendmsg(struct fid_ep *fid,
+				  const struct fi_msg_tagged *msg,
+				  uint64_t flags)
+{
+	struct rivet_rdm_req req = {
+		.iov = msg->msg_iov, .desc = msg->desc,
+		.count = msg->iov_count, .addr = msg->addr,
+		.tag = msg->tag, .data = msg->data, .context = msg->context,
+		.flags = flags, .tagged = true,
+	};
+
+	return rivet_rdm_send(to_rrdm(fid), &req);
+}
+
+static ssize_t rivet_rdm_tsend_common(struct fid_ep *fid, const void *buf,
+				      size_t len, void *desc, uint64_t data,
+				      fi_addr_t dest, uint64_t tag,
+				      void *context, uint64_t flags)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct fi_msg_tagged msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = dest,
+		.tag = tag, .context = context, .data = data,
+	};
+
+	return rivet_rdm_tsendmsg(fid, &msg, flags);
+}
+
+static ssize_t rivet_rdm_tsendv(struct fid_ep *fid, const struct iovec *iov,
+				void **desc, size_t count, fi_addr_t dest,
+				uint64_t tag, void *context)
+{
+	struct fi_msg_tagged msg = {
+		.msg_iov = iov, .desc = desc, .iov_count = count,
+		.addr = dest, .tag = tag, .context = context,
+	};
+
+	return rivet_rdm_tsendmsg(fid, &msg, to_rrdm(fid)->tx_op_flags);
+}
+
+static ssize_t rivet_rdm_tsend(struct fid_ep *fid, const void *buf,
+			       size_t len, void *desc, fi_addr_t dest,
+			       uint64_t tag, void *context)
+{
+	return rivet_rdm_tsend_common(fid, buf, len, desc, 0, dest, tag,
+				      context, to_rrdm(fid)->tx_op_flags);
+}
+
+static ssize_t rivet_rdm_tsenddata(struct fid_ep *fid, const void *buf,
+				   size_t len, void *desc, uint64_t data,
+				   fi_addr_t dest, uint64_t tag, void *context)
+{
+	return rivet_rdm_tsend_common(fid, buf, len, desc, data, dest, tag,
+				      context, to_rrdm(fid)->tx_op_flags |
+				      FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t rivet_rdm_tinject(struct fid_ep *fid, const void *buf,
+				 size_t len, fi_addr_t dest, uint64_t tag)
+{
+	return rivet_rdm_tsend_common(fid, buf, len, NULL, 0, dest, tag, NULL,
+				      FI_INJECT | RIVET_RDM_SILENT);
+}
+
+static ssize_t rivet_rdm_tinjectdata(struct fid_ep *fid, const void *buf,
+				     size_t len, uint64_t data, fi_addr_t dest,
+				     uint64_t tag)
+{
+	return rivet_rdm_tsend_common(fid, buf, len, NULL, data, dest, tag,
+				      NULL, FI_INJECT | FI_REMOTE_CQ_DATA |
+				      RIVET_RDM_SILENT);
+}
+
+struct fi_ops_tagged g_rivet_rdm_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = rivet_rdm_trecv,
+	.recvv = rivet_rdm_trecvv,
+	.recvmsg = rivet_rdm_trecvmsg,
+	.send = rivet_rdm_tsend,
+	.sendv = rivet_rdm_tsendv,
+	.sendmsg = rivet_rdm_tsendmsg,
+	.inject = rivet_rdm_tinject,
+	.senddata = rivet_rdm_tsenddata,
+	.injectdata = rivet_rdm_tinjectdata,
+};

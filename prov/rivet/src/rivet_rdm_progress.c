@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The RDM progress engine: rdma_cm events of the endpoint's channel, its
+ * verbs CQ (dispatched on what each wr_id points at), SRQ refill, and the
+ * completions it hands to the application's CQs and counters.
+ */
+#include "rivet_rdm.h"
+
+#define RIVET_RDM_POLL_BATCH 16
+#define RIVET_RDM_POLL_ROUNDS 8
+
+int rivet_rdm_srq_post(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf->data, .length = ep->slot_size,
+		.lkey = ep->slab_mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = (uintptr_t)buf, .sg_list = &sge, .num_sge = 1,
+	}, *bad;
+	int ret = ibv_post_srq_recv(ep->srq, &wr, &bad);
+
+	if (ret)
+		RIVET_WARN_ERRNO(EP_DATA, "ibv_post_srq_recv", ret);
+	return ret ? rivet_errno_to_fi(ret) : 0;
+}
+
+void rivet_rdm_complete(struct rivet_rdm_ep *ep, bool tx,
+			const struct rivet_cq_entry *e, bool report)
+{
+	struct rivet_cq *cq = tx ? ep->tx_cq : ep->rx_cq;
+	struct rivet_cntr *cntr = tx ? ep->send_cntr : ep->recv_cntr;
+
+	if (e->err) {
+		rivet_cq_write(cq, e);	/* errors are always reported */
+		rivet_cntr_inc_err(cntr);
+		return;
+	}
+	if (report)
+		rivet_cq_write(cq, e);
+	rivet_cntr_inc(cntr);
+}
+
+static void rivet_rdm_wc_tx(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+			    const struct ibv_wc *wc)
+{
+	struct rivet_conn *conn = op->conn;
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		rivet_tx_op_done(ep, op, rivet_wc_status_to_fi(wc->status),
+				 wc->status);
+		rivet_conn_fail(conn, FI_ECONNABORTED);
+		return;
+	}
+	if (!op->rndv) {
+		rivet_tx_op_done(ep, op, 0, 0);
+	} else if (op->fin_seen) {
+		rivet_tx_op_done(ep, op, op->fin_status, 0);
+	} else {
+		op->state = RIVET_TX_WAIT_FIN;
+		DL_APPEND(conn->wait_fin, op);
+	}
+}
+
+static void rivet_rdm_wc_ctrl(struct rivet_rdm_ep *ep,
+			      struct rivet_rdm_buf *buf,
+			      const struct ibv_wc *wc)
+{
+	LL_PREPEND(ep->ctrl_free_list, buf);
+	ep->ctrl_free++;
+	if (wc->status != IBV_WC_SUCCESS && buf->conn)
+		rivet_conn_fail(buf->conn, FI_ECONNABORTED);
+}
+
+static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
+{
+	void *p = (void *)(uintptr_t)wc->wr_id;
+	struct rivet_rdm_buf *buf = p;
+
+	switch (*(uint8_t *)p) {
+	case RIVET_WR_RXBUF:
+		if (wc->status == IBV_WC_SUCCESS)
+			rivet_proto_handle_rx(ep, buf, wc->byte_len);
+		else if (wc->status != IBV_WC_WR_FLUSH_ERR)
+			rivet_rdm_srq_post(ep, buf);
+		break;
+	case RIVET_WR_TX:
+		rivet_rdm_wc_tx(ep, p, wc);
+		break;
+	case RIVET_WR_CTRL:
+		rivet_rdm_wc_ctrl(ep, buf, wc);
+		break;
+	case RIVET_WR_READ:
+		ep->ctrl_free++;
+		rivet_rndv_read_done(ep, p, wc->status == IBV_WC_SUCCESS ? 0 :
+				     rivet_wc_status_to_fi(wc->status));
+		break;
+	default:
+		RIVET_WARN(EP_DATA, "unknown work completion 0x%" PRIx64 "\n",
+			   wc->wr_id);
+	}
+}
+
+static void rivet_rdm_retry_all(struct rivet_rdm_ep *ep)
+{
+	size_t i;
+
+	for (i = 0; i < ep->nconns; i++)
+		if (ep->conns[i]->deferred)
+			rivet_rndv_retry_deferred(ep->conns[i]);
+}
+
+int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
+{
+	struct ibv_wc wcs[RIVET_RDM_POLL_BATCH];
+	struct rdma_cm_event *cm;
+	int n, i, round, total = 0;
+
+	while (!rdma_get_cm_event(ep->cm_channel, &cm))
+		rivet_conn_handle_cm(ep, cm);
+	for (round = 0; round < RIVET_RDM_POLL_ROUNDS; round++) {
+		n = ibv_poll_cq(ep->ibv_cq, RIVET_RDM_POLL_BATCH, wcs);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			rivet_rdm_wc(ep, &wcs[i]);
+		total += n;
+		if (n < RIVET_RDM_POLL_BATCH)
+			break;
+	}
+	rivet_rdm_retry_all(ep);
+	return total;
+}
+
+int rivet_rdm_ep_progress(struct rivet_rdm_ep *ep)
+{
+	int ret;
+
+	pthread_mutex_lock(&ep->lock);
+	ret = ep->enabled ? rivet_rdm_progress_locked(ep) : 0;
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
