@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "rivet.h"
+#include "rivet_rdm.h"
 
 static int rivet_domain_close(struct fid *fid)
 {
@@ -50,7 +51,7 @@ static int rivet_domain_av_open(struct fid_domain *domain,
 				struct fi_av_attr *attr, struct fid_av **av,
 				void *context)
 {
-	return -FI_ENOSYS;	/* MSG endpoints address peers by connection */
+	return rivet_av_open(domain, attr, av, context);
 }
 
 static int rivet_domain_scalable_ep(struct fid_domain *domain,

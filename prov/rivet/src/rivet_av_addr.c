@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The address vector's pure helpers: what fi_av_insert's array holds, which
+ * addresses an AV takes, and fi_av_insertsym's address and name sequences.
+ * No verbs, no locks; unit tested in test/test_av.c.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+
+#include "rivet_rdm.h"
+
+int rivet_av_format_family(uint32_t format)
+{
+	switch (format) {
+	case FI_SOCKADDR_IN:
+		return AF_INET;
+	case FI_SOCKADDR_IN6:
+		return AF_INET6;
+	default:
+		return AF_UNSPEC;	/* FI_SOCKADDR: either */
+	}
+}
+
+/* FI_SOCKADDR arrays hold each address at its own size, back to back. */
+size_t rivet_av_entry_len(const void *buf, uint32_t format)
+{
+	sa_family_t family;
+
+	switch (format) {
+	case FI_SOCKADDR_IN:
+		return sizeof(struct sockaddr_in);
+	case FI_SOCKADDR_IN6:
+		return sizeof(struct sockaddr_in6);
+	default:
+		memcpy(&family, (const char *)buf +
+		       offsetof(struct sockaddr, sa_family), sizeof(family));
+		if (family == AF_INET)
+			return sizeof(struct sockaddr_in);
+		return family == AF_INET6 ? sizeof(struct sockaddr_in6) : 0;
+	}
+}
+
+static bool rivet_av_is_wildcard(const struct sockaddr *sa)
+{
+	static const uint8_t v4any_mapped[16] = {
+		[10] = 0xff, [11] = 0xff
+	};
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	return IN6_IS_ADDR_UNSPECIFIED(&sin6->sin6_addr) ||
+	       !memcmp(&sin6->sin6_addr, v4any_mapped, 16);
+}
+
+int rivet_av_addr_check(const struct sockaddr *sa, uint32_t format)
+{
+	int family = rivet_av_format_family(format);
+
+	if (!sa || !rivet_addr_len(sa))
+		return -FI_EINVAL;
+	if (family != AF_UNSPEC && sa->sa_family != family)
+		return -FI_EINVAL;
+	if (!rivet_addr_port(sa) || rivet_av_is_wildcard(sa))
+		return -FI_EADDRNOTAVAIL;
+	return 0;
+}
+
+/* Adds n to a big-endian byte string; -FI_EINVAL when it overflows. */
+static int rivet_av_bytes_add(uint8_t *bytes, size_t len, size_t n)
+{
+	uint64_t carry = n;
+	size_t i;
+
+	for (i = len; i-- > 0 && carry;) {
+		carry += bytes[i];
+		bytes[i] = (uint8_t)carry;
+		carry >>= 8;
+	}
+	return carry ? -FI_EINVAL : 0;
+}
+
+int rivet_av_sym_addr(const struct sockaddr *base, size_t node, size_t svc,
+		      union rivet_sockaddr *out_p)
+{
+	size_t len = rivet_addr_len(base);
+	union rivet_sockaddr a;
+	size_t port;
+	int ret;
+
+	if (!len || !out_p)
+		return -FI_EINVAL;
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, base, len);
+	port = rivet_addr_port(base);
+	if (svc > UINT16_MAX || port + svc > UINT16_MAX)
+		return -FI_EINVAL;
+	if (a.sa.sa_family == AF_INET)
+		ret = rivet_av_bytes_add((uint8_t *)&a.sin.sin_addr, 4, node);
+	else
+		ret = rivet_av_bytes_add(a.sin6.sin6_addr.s6_addr, 16, node);
+	if (ret)
+		return ret;
+	rivet_addr_set_port(&a.sa, (uint16_t)(port + svc));
+	*out_p = a;
+	return 0;
+}
+
+int rivet_av_sym_name(const char *node, size_t idx, char *buf, size_t len)
+{
+	size_t n, digits, i;
+	unsigned long long num = 0;
+	int ret;
+
+	if (!node || !buf)
+		return -FI_EINVAL;
+	n = strlen(node);
+	for (digits = 0; digits < n; digits++)
+		if (node[n - 1 - digits] < '0' || node[n - 1 - digits] > '9')
+			break;
+	if (!digits && idx)
+		return -FI_EINVAL;
+	if (digits > 18 || idx > 1000000000000000000ULL)
+		return -FI_EINVAL;
+	for (i = n - digits; i < n; i++)
+		num = num * 10 + (unsigned long long)(node[i] - '0');
+	if (!digits)
+		ret = snprintf(buf, len, "%s", node);
+	else
+		ret = snprintf(buf, len, "%.*s%0*llu", (int)(n - digits), node,
+			       (int)digits, num + idx);
+	if (ret < 0)
+		return -FI_EINVAL;
+	return (size_t)ret < len ? 0 : -FI_ETOOSMALL;
+}
