@@ -17,6 +17,7 @@
 #define RIVET_H
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -79,6 +80,8 @@ struct rivet_params {
 	size_t inject_size;
 	char *iface;
 	int ipv6;
+	size_t eager_size;
+	size_t rdm_rx_bufs;
 };
 extern struct rivet_params g_rivet_params;
 void rivet_params_initialize(void);
@@ -178,7 +181,16 @@ struct rivet_info_limits {
 	size_t max_mr_size;
 	bool atomics;
 };
-struct fi_info *rivet_info_build(const struct rivet_info_limits *lim);
+/* ep_attr->protocol of the RDM wire (docs/protocol.md); here so that the
+ * info code needs none of the RDM headers. */
+#define RIVET_PROTO_RDM (FI_PROV_SPECIFIC | 0x7277)
+/* fi_endpoint(3)'s generic, unstructured tag format (alternating bits);
+ * libfabric's own FI_TAG_GENERIC is internal to it. */
+#define RIVET_TAG_GENERIC 0xAAAAAAAAAAAAAAAAULL
+/* What lim offers for an endpoint type (FI_EP_MSG, FI_EP_RDM); NULL for
+ * other types or without memory. */
+struct fi_info *rivet_info_build(const struct rivet_info_limits *lim,
+				 enum fi_ep_type type);
 /* Checks hints against prov (built from lim) as fi_getinfo(3) says and
  * returns an adjusted copy: 0, -FI_ENODATA (unsatisfiable), -FI_EINVAL or
  * -FI_EBADFLAGS (malformed hints), -FI_ENOMEM.  The copy's prov_name is
@@ -187,6 +199,12 @@ int rivet_info_match(const struct fi_info *prov,
 		     const struct rivet_info_limits *lim,
 		     const struct fi_info *hints, uint32_t version,
 		     struct fi_info **out_p);
+/* Every type that the hints select, each matched on its own, in the order
+ * fi_getinfo returns them: RDM, then MSG.  -FI_ENODATA when none matches,
+ * else the first other error of a type. */
+int rivet_info_select(const struct rivet_info_limits *lim,
+		      const struct fi_info *hints, uint32_t version,
+		      struct fi_info **list_p);
 int rivet_getinfo(uint32_t version, const char *node, const char *service,
 		  uint64_t flags, const struct fi_info *hints,
 		  struct fi_info **info_p);
@@ -239,6 +257,7 @@ struct rivet_mr {
 	struct rivet_domain *domain;
 	struct ibv_mr *ibv_mr;
 	uint64_t access;
+	int ibv_access;
 };
 
 int rivet_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
@@ -341,6 +360,7 @@ static inline void rivet_cntr_inc_err(struct rivet_cntr *cntr)
  * endpoint-owned array; flags hold the FI_* completion flags.
  */
 struct rivet_ep;
+struct rivet_rdm_ep;
 struct rivet_wr_ring;
 struct rivet_wr_ctx {
 	struct rivet_ep *ep;
@@ -361,6 +381,8 @@ struct rivet_cq_entry {
 	size_t len;
 	void *buf;
 	uint64_t data;
+	uint64_t tag;
+	size_t olen;		/* FI_ETRUNC: bytes that did not fit */
 	fi_addr_t src;
 	int err;		/* positive FI_E* code, 0 on success */
 	int prov_errno;		/* enum ibv_wc_status */
@@ -389,6 +411,11 @@ struct rivet_cq {
 	atomic_int refcnt;
 	atomic_bool signaled;	/* fi_cq_signal: sread returns -FI_EAGAIN */
 	bool hidden;		/* internal CQ of an endpoint with none bound */
+	/* RDM endpoints whose progress fills this CQ: fi_cq_read drives
+	 * them.  src_lock is outermost: src_lock, ep->lock, cq->lock. */
+	pthread_mutex_t src_lock;
+	struct rivet_rdm_ep **srcs;
+	size_t nsrcs, srcs_cap;
 	char err_buf[96];	/* backing for the last readerr's err_data */
 };
 
@@ -411,6 +438,10 @@ int rivet_cq_arm(struct rivet_cq *cq);
 void rivet_cq_consume_events(struct rivet_cq *cq);
 int rivet_cq_trywait(struct rivet_cq *cq);
 const char *rivet_wc_status_str(int status);
+int rivet_cq_add_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep);
+void rivet_cq_del_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep);
+/* Queues a completion produced in software (RDM protocol). */
+void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e);
 int rivet_wc_status_to_fi(int status);
 
 static inline struct rivet_cq *to_rcq(struct fid_cq *cq)

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 
 #include "rivet.h"
+#include "rivet_rdm.h"
 
 #define RIVET_CQ_POLL_BATCH 16
 
@@ -209,10 +210,13 @@ static int rivet_cq_poll_locked(struct rivet_cq *cq)
 	return total;
 }
 
+static void rivet_cq_progress_sources(struct rivet_cq *cq);
+
 int rivet_cq_progress(struct rivet_cq *cq)
 {
 	int ret;
 
+	rivet_cq_progress_sources(cq);
 	rivet_lock_acquire(&cq->lock);
 	ret = rivet_cq_poll_locked(cq);
 	rivet_lock_release(&cq->lock);
@@ -288,7 +292,7 @@ static void rivet_cq_entry_write(enum fi_cq_format format,
 	switch (format) {
 	case FI_CQ_FORMAT_TAGGED:
 		t = (struct fi_cq_tagged_entry *)buf + i;
-		t->tag = 0;
+		t->tag = e->tag;
 		d = (struct fi_cq_data_entry *)t;
 		break;
 	case FI_CQ_FORMAT_DATA:
@@ -329,6 +333,76 @@ static ssize_t rivet_cq_pop_locked(struct rivet_cq *cq, void *buf,
 	return (ssize_t)n;
 }
 
+/* ---- RDM endpoints as completion sources ---- */
+
+int rivet_cq_add_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep)
+{
+	struct rivet_rdm_ep **srcs;
+	int ret = 0;
+
+	pthread_mutex_lock(&cq->src_lock);
+	if (cq->nsrcs == cq->srcs_cap) {
+		srcs = realloc(cq->srcs, (cq->srcs_cap * 2 + 4) *
+				       sizeof(*srcs));
+		if (!srcs) {
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		cq->srcs = srcs;
+		cq->srcs_cap = cq->srcs_cap * 2 + 4;
+	}
+	cq->srcs[cq->nsrcs++] = ep;
+out:
+	pthread_mutex_unlock(&cq->src_lock);
+	return ret;
+}
+
+void rivet_cq_del_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep)
+{
+	size_t i;
+
+	pthread_mutex_lock(&cq->src_lock);
+	for (i = 0; i < cq->nsrcs; i++) {
+		if (cq->srcs[i] != ep)
+			continue;
+		cq->srcs[i] = cq->srcs[--cq->nsrcs];
+		break;
+	}
+	pthread_mutex_unlock(&cq->src_lock);
+}
+
+static void rivet_cq_progress_sources(struct rivet_cq *cq)
+{
+	size_t i;
+
+	if (!cq->nsrcs)
+		return;
+	pthread_mutex_lock(&cq->src_lock);
+	for (i = 0; i < cq->nsrcs; i++)
+		rivet_rdm_ep_progress(cq->srcs[i]);
+	pthread_mutex_unlock(&cq->src_lock);
+}
+
+void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e)
+{
+	rivet_lock_acquire(&cq->lock);
+	if (cq->hidden)
+		goto out;
+	if ((e->err && cq->errs_count == cq->errs_size) ||
+	    (!e->err && cq->count == cq->ring_size)) {
+		if (rivet_cq_grow_locked(cq))
+			goto out;
+	}
+	if (e->err)
+		rivet_cq_fifo_put(cq->errs, cq->errs_size, cq->errs_head,
+				  &cq->errs_count, e);
+	else
+		rivet_cq_fifo_put(cq->ring, cq->ring_size, cq->head,
+				  &cq->count, e);
+out:
+	rivet_lock_release(&cq->lock);
+}
+
 /* Errors are reported first: while one waits, reads give -FI_EAVAIL. */
 static ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 				 size_t count, fi_addr_t *src_addr)
@@ -336,6 +410,7 @@ static ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 	struct rivet_cq *cq = to_rcq(cq_fid);
 	ssize_t ret;
 
+	rivet_cq_progress_sources(cq);
 	rivet_lock_acquire(&cq->lock);
 	ret = rivet_cq_poll_locked(cq);
 	if (ret < 0 && !cq->count && !cq->errs_count)
@@ -377,13 +452,20 @@ static void rivet_cq_err_fill(struct rivet_cq *cq,
 	size_t user_size = buf->err_data_size;
 	int len;
 
-	len = snprintf(cq->err_buf, sizeof(cq->err_buf), "%s (wc status %d)",
-		       rivet_wc_status_str(e->prov_errno), e->prov_errno);
+	if (e->prov_errno)
+		len = snprintf(cq->err_buf, sizeof(cq->err_buf),
+			       "%s (wc status %d)",
+			       rivet_wc_status_str(e->prov_errno),
+			       e->prov_errno);
+	else
+		len = snprintf(cq->err_buf, sizeof(cq->err_buf), "%s",
+			       fi_strerror(e->err));
 	len = RIVET_MIN(len + 1, (int)sizeof(cq->err_buf));
 	*buf = (struct fi_cq_err_entry) {
 		.op_context = e->op_context, .flags = e->flags,
 		.len = e->len, .buf = e->buf, .data = e->data,
 		.err = e->err, .prov_errno = e->prov_errno,
+		.tag = e->tag, .olen = e->olen,
 		.err_data = cq->err_buf, .err_data_size = (size_t)len,
 	};
 	if (user_data && user_size && !rivet_cq_err_data_legacy(cq)) {
@@ -537,6 +619,9 @@ static ssize_t rivet_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 			continue;
 		if (ret)
 			return ret;
+		/* RDM endpoints' own CQs do not wake this one: poll */
+		if (cq->nsrcs && (left < 0 || left > 1))
+			left = 1;
 		ret = rivet_wait_fd(&cq->wait, left);
 		if (ret && ret != -FI_EAGAIN)
 			return ret;
@@ -662,6 +747,7 @@ static int rivet_cq_construct(struct rivet_cq *cq, struct rivet_domain *domain,
 	int ret;
 
 	cq->domain = domain;
+	pthread_mutex_init(&cq->src_lock, NULL);
 	cq->wait.epfd = cq->wait.efd = -1;
 	atomic_init(&cq->refcnt, 0);
 	atomic_init(&cq->signaled, false);
@@ -702,6 +788,8 @@ static int rivet_cq_destruct(struct rivet_cq *cq)
 	}
 	rivet_wait_destruct(&cq->wait);
 	ibv_destroy_comp_channel(cq->channel);
+	pthread_mutex_destroy(&cq->src_lock);
+	free(cq->srcs);
 	free(cq->ring);
 	free(cq->errs);
 	rivet_lock_destruct(&cq->lock);

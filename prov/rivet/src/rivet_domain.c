@@ -33,9 +33,14 @@ static int rivet_domain_endpoint(struct fid_domain *domain,
 {
 	if (!info || !info->ep_attr)
 		return -FI_EINVAL;
-	if (info->ep_attr->type != FI_EP_MSG)
+	switch (info->ep_attr->type) {
+	case FI_EP_MSG:
+		return rivet_msg_ep_open(domain, info, ep_p, context);
+	case FI_EP_RDM:
+		return rivet_rdm_ep_open(domain, info, ep_p, context);
+	default:
 		return -FI_ENOSYS;
-	return rivet_msg_ep_open(domain, info, ep_p, context);
+	}
 }
 
 static int rivet_domain_endpoint2(struct fid_domain *domain,

@@ -91,9 +91,14 @@ int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -FI_ENOMEM;
+	mr->ibv_access = rivet_mr_access_to_ibv(access);
+	/* RDM sends of registered buffers may go by rendezvous, where the
+	 * receiver reads them: let it, without a second registration. */
+	if ((access & FI_SEND) && dom->info->ep_attr &&
+	    dom->info->ep_attr->type == FI_EP_RDM)
+		mr->ibv_access |= IBV_ACCESS_REMOTE_READ;
 	mr->ibv_mr = ibv_reg_mr(dom->pd, attr->mr_iov[0].iov_base,
-				attr->mr_iov[0].iov_len,
-				rivet_mr_access_to_ibv(access));
+				attr->mr_iov[0].iov_len, mr->ibv_access);
 	if (!mr->ibv_mr) {
 		ret = errno;
 		RIVET_WARN_ERRNO(MR, "ibv_reg_mr", ret);

@@ -12,6 +12,8 @@ struct rivet_params g_rivet_params = {
 	.inject_size = 0,
 	.iface = NULL,
 	.ipv6 = 1,
+	.eager_size = 8192,
+	.rdm_rx_bufs = 512,
 };
 
 enum rivet_param_kind { RIVET_P_SIZE, RIVET_P_STR, RIVET_P_BOOL };
@@ -39,6 +41,13 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "Only use addresses of this network interface (default: all)" },
 	{ "ipv6", RIVET_P_BOOL, &g_rivet_params.ipv6,
 	  "Offer IPv6 addresses as well as IPv4 (default: yes)" },
+	{ "eager_size", RIVET_P_SIZE, &g_rivet_params.eager_size,
+	  "RDM: largest message sent eagerly (copied through bounce "
+	  "buffers); larger ones use rendezvous by RDMA read (default: "
+	  "8192)" },
+	{ "rdm_rx_bufs", RIVET_P_SIZE, &g_rivet_params.rdm_rx_bufs,
+	  "RDM: receive buffers in an endpoint's shared receive queue "
+	  "(default: 512)" },
 };
 
 static const enum fi_param_type g_param_types[] = {
@@ -65,4 +74,8 @@ void rivet_params_initialize(void)
 		g_rivet_params.rx_size = 384;
 	if (!g_rivet_params.cq_size)
 		g_rivet_params.cq_size = 1024;
+	if (g_rivet_params.eager_size < 64)
+		g_rivet_params.eager_size = 64;
+	if (g_rivet_params.rdm_rx_bufs < 16)
+		g_rivet_params.rdm_rx_bufs = 16;
 }

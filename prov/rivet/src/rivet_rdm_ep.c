@@ -254,11 +254,8 @@ static void rivet_rdm_ep_release_refs(struct rivet_rdm_ep *ep)
 	/* a CQ bound for both directions holds two references */
 	rivet_rdm_ep_release_cq(ep, ep->rx_cq);
 	rivet_rdm_ep_release_cq(ep, ep->tx_cq);
-	if (ep->av) {
-		if (ep->enabled)
-			rivet_av_unbind_ep(ep->av, ep);
+	if (ep->av)
 		atomic_fetch_sub(&ep->av->refcnt, 1);
-	}
 	atomic_fetch_sub(&ep->domain->refcnt, 1);
 }
 
@@ -287,6 +284,9 @@ static int rivet_rdm_ep_close(struct fid *fid)
 		rivet_cq_del_source(ep->tx_cq, ep);
 	if (ep->rx_cq)
 		rivet_cq_del_source(ep->rx_cq, ep);
+	/* no fi_av_remove callback may reach the connections any more */
+	if (ep->av && ep->enabled)
+		rivet_av_unbind_ep(ep->av, ep);
 	for (i = 0; i < ep->nconns; i++)
 		if (ep->conns[i])
 			rivet_conn_destroy(ep->conns[i]);

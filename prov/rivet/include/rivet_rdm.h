@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * FI_EP_RDM: address vectors, the RDM endpoint and its connections.  The
+ * wire protocol is described in docs/protocol.md and rivet_proto.h.
+ */
+#ifndef RIVET_RDM_H
+#define RIVET_RDM_H
+
+#include <utlist.h>
+
+#include "rivet.h"
+#include "rivet_map.h"
+#include "rivet_proto.h"
+
+#define RIVET_PROTO_RDM (FI_PROV_SPECIFIC | 0x7277)
+
+struct rivet_rdm_ep;
+
+/* ---- address vectors (rivet_av.c) ----
+ * fi_addr_t values are slot indices, for FI_AV_TABLE and FI_AV_MAP alike;
+ * an insert takes the lowest free slot.  A slot is free when !valid[i] and
+ * addrs[i] has family AF_UNSPEC: a removed slot keeps its family, and so
+ * is not reused, until the bound endpoints have been told.  Lock order:
+ * remove_lock (held while endpoints are told), then lock; nothing is
+ * called out of the AV under lock.
+ */
+struct rivet_av {
+	struct fid_av av_fid;
+	struct rivet_domain *domain;
+	struct fi_av_attr attr;
+	pthread_mutex_t lock;
+	pthread_mutex_t remove_lock;
+	union rivet_sockaddr *addrs;	/* indexed by fi_addr_t; lock */
+	bool *valid;			/* lock */
+	size_t count, cap;		/* slots used (high water), allocated */
+	size_t nfree;			/* free slots below count; lock */
+	size_t free_hint;		/* no free slot below it; lock */
+	size_t ndups;			/* valid slots whose address another
+					 * slot owns in reverse; lock */
+	struct rivet_addr_map reverse;	/* address -> fi_addr_t; lock */
+	struct rivet_eq *eq;		/* FI_EVENT: insert completions */
+	struct rivet_rdm_ep **eps;	/* bound endpoints, told on remove */
+	size_t neps, eps_cap;
+	atomic_int refcnt;		/* bound endpoints: close is EBUSY */
+};
+
+int rivet_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		  struct fid_av **av_p, void *context);
+/* The address of a valid entry (copied into *out), or -FI_EINVAL. */
+int rivet_av_addr(struct rivet_av *av, fi_addr_t addr,
+		  union rivet_sockaddr *out);
+/* The fi_addr_t of an address, or FI_ADDR_NOTAVAIL. */
+fi_addr_t rivet_av_reverse(struct rivet_av *av, const struct sockaddr *sa);
+/* Takes a reference on the AV (fi_close gives -FI_EBUSY until unbound). */
+int rivet_av_bind_ep(struct rivet_av *av, struct rivet_rdm_ep *ep);
+/* Waits out a removal in progress: call it without holding any lock that
+ * rivet_rdm_ep_addr_removed takes.  The endpoint hears nothing after. */
+void rivet_av_unbind_ep(struct rivet_av *av, struct rivet_rdm_ep *ep);
+
+/* Pure helpers (rivet_av_addr.c, unit tested in test/test_av.c). */
+/* AF_INET, AF_INET6, or AF_UNSPEC for FI_SOCKADDR (either) */
+int rivet_av_format_family(uint32_t format);
+/* Size of the fi_av_insert array entry at buf (0: unknown family). */
+size_t rivet_av_entry_len(const void *buf, uint32_t format);
+/* 0, -FI_EINVAL (family not of the format), -FI_EADDRNOTAVAIL (port 0 or
+ * wildcard address) */
+int rivet_av_addr_check(const struct sockaddr *sa, uint32_t format);
+/* fi_av_insertsym: base's IP plus node, its port plus svc. */
+int rivet_av_sym_addr(const struct sockaddr *base, size_t node, size_t svc,
+		      union rivet_sockaddr *out_p);
+/* fi_av_insertsym: a host name's numeric suffix plus idx, keeping its
+ * width ("n09", 1 -> "n10"); -FI_EINVAL without a suffix when idx > 0,
+ * -FI_ETOOSMALL when buf is too short. */
+int rivet_av_sym_name(const char *node, size_t idx, char *buf, size_t len);
+
+/* ---- RDM endpoints (rivet_rdm_ep.c, rivet_conn.c, rivet_proto_*.c) ---- */
+#define RIVET_RDM_IOV_LIMIT 4
+#define RIVET_RDM_INJECT_SIZE 256
+#define RIVET_RDM_CTRL_BUDGET 128	/* internal WRs: RDMA reads + FINs */
+
+/* What a work request's wr_id points at starts with one of these. */
+enum rivet_wr_kind {
+	RIVET_WR_RXBUF = 1,	/* an SRQ bounce buffer */
+	RIVET_WR_TX,		/* a user send (eager or RTS) */
+	RIVET_WR_CTRL,		/* an internal send (FIN) */
+	RIVET_WR_READ,		/* a rendezvous RDMA read */
+};
+
+/* A pre-registered buffer: SRQ receive slot or FIN staging. */
+struct rivet_rdm_buf {
+	uint8_t kind;
+	struct rivet_rdm_buf *next;	/* free list */
+	struct rivet_conn *conn;
+	uint8_t *data;
+};
+
+enum rivet_conn_state {
+	RIVET_CONN_CONNECTING,
+	RIVET_CONN_UP,
+	RIVET_CONN_CLOSED,
+};
+
+struct rivet_tx_op;
+struct rivet_ctrl;
+
+/* One RC connection.  A connection carries the application's messages in
+ * the direction of its initiator only; its reverse direction carries the
+ * rendezvous reads and FINs answering them. */
+struct rivet_conn {
+	struct rivet_rdm_ep *ep;
+	struct rdma_cm_id *id;
+	struct ibv_qp *qp;
+	uint32_t idx;			/* ours, in ep->conns */
+	uint32_t peer_idx;		/* the peer's, put in our headers */
+	fi_addr_t addr;			/* FI_ADDR_NOTAVAIL if not in the AV */
+	union rivet_sockaddr peer_name;
+	enum rivet_conn_state state;
+	bool active;
+	struct rivet_tx_op *queued;	/* utlist: waiting for the connection */
+	struct rivet_tx_op *wait_fin;	/* utlist: RTS sent, FIN pending */
+	struct rivet_ctrl *deferred;	/* utlist: reads/FINs waiting for room */
+};
+
+enum rivet_tx_state {
+	RIVET_TX_FREE,
+	RIVET_TX_QUEUED,
+	RIVET_TX_POSTED,
+	RIVET_TX_WAIT_FIN,
+};
+
+struct rivet_tx_op {
+	uint8_t kind;			/* RIVET_WR_TX */
+	uint8_t state;
+	bool rndv;
+	bool report;
+	bool fin_seen;			/* FIN came before the send's WC */
+	int32_t fin_status;
+	uint32_t index;			/* in ep->tx_ops; also the FIN's id */
+	uint32_t gen;			/* with index: send_id */
+	struct rivet_tx_op *next, *prev;
+	struct rivet_conn *conn;
+	void *context;
+	uint64_t cq_flags;
+	uint64_t tag;
+	uint8_t *buf;			/* this op's staging slot */
+	uint32_t buf_len;
+	size_t len;
+	size_t nmrs;
+	struct ibv_mr *mrs[RIVET_RDM_IOV_LIMIT];
+};
+
+/* A posted receive. */
+struct rivet_rx_op {
+	struct rivet_rx_op *next, *prev;
+	void *context;
+	uint64_t op_flags;
+	uint64_t cq_flags;
+	fi_addr_t addr;
+	uint64_t tag, ignore;
+	struct iovec iov[RIVET_RDM_IOV_LIMIT];
+	void *desc[RIVET_RDM_IOV_LIMIT];
+	size_t count;
+	size_t len;			/* capacity */
+	size_t offset;			/* FI_MULTI_RECV: bytes used */
+	size_t inflight;		/* FI_MULTI_RECV: reads not done */
+	bool multi;
+	bool report;
+	bool released;			/* FI_MULTI_RECV: buffer given back */
+	bool posted;			/* on a posted list */
+};
+
+/* An internal send-queue operation waiting on a connection. */
+struct rivet_ctrl {
+	struct rivet_ctrl *next, *prev;
+	struct rivet_rndv_rx *rndv;	/* read to (re)issue, or */
+	uint64_t send_id;		/* FIN to send */
+	int32_t status;
+};
+
+/* A rendezvous receive in flight: RDMA reads, then a FIN. */
+struct rivet_rndv_rx {
+	uint8_t kind;			/* RIVET_WR_READ */
+	struct rivet_conn *conn;
+	struct rivet_rx_op *rx;		/* its receive, or NULL when discarded */
+	struct rivet_wire_rts rts;
+	struct rivet_cq_entry comp;
+	size_t nreads, reads_done;
+	bool registered;
+	uint32_t lkeys[RIVET_RDM_IOV_LIMIT];
+	int status;			/* positive FI_E* */
+	bool report;
+	size_t nmrs;
+	struct ibv_mr *mrs[RIVET_RDM_IOV_LIMIT];
+	struct iovec iov[RIVET_RDM_IOV_LIMIT];	/* where the data lands */
+	size_t count;
+};
+
+/* A message that arrived before its receive. */
+struct rivet_unexp {
+	struct rivet_unexp *next, *prev;
+	struct rivet_conn *conn;
+	fi_addr_t src;
+	uint8_t op;
+	uint16_t wflags;
+	uint64_t tag, data;
+	size_t len;
+	bool claimed;
+	struct rivet_wire_rts rts;
+	uint8_t payload[];
+};
+
+struct rivet_rdm_ep {
+	struct fid_ep ep_fid;
+	struct rivet_domain *domain;
+	struct fi_info *info;
+	pthread_mutex_t lock;
+	bool enabled;
+	struct rivet_av *av;
+	struct rivet_cq *tx_cq, *rx_cq;
+	bool tx_selective, rx_selective;
+	uint64_t tx_op_flags, rx_op_flags;
+	struct rivet_cntr *send_cntr, *recv_cntr;
+	uint64_t caps;
+	size_t min_multi_recv;
+	size_t eager_size;
+	size_t max_msg_size;
+	size_t max_inline;
+	size_t tx_size, rx_size, srq_size;
+	/* verbs resources */
+	struct rdma_event_channel *cm_channel;
+	struct rdma_cm_id *listen_id;
+	union rivet_sockaddr name;
+	struct ibv_cq *ibv_cq;
+	struct ibv_srq *srq;
+	size_t ctrl_free;
+	/* registered slabs: SRQ buffers, tx staging slots, FIN buffers */
+	size_t slot_size;
+	uint8_t *slab;
+	struct ibv_mr *slab_mr;
+	struct rivet_rdm_buf *rxbufs, *ctrlbufs, *ctrl_free_list;
+	struct rivet_tx_op *tx_ops, *tx_free;
+	size_t rx_ops_used;
+	/* connections */
+	struct rivet_conn **conns;	/* by conn->idx */
+	size_t nconns;
+	struct rivet_conn **tx_conns;	/* by fi_addr_t */
+	size_t ntx_conns;
+	/* matching */
+	struct rivet_rx_op *posted_msg, *posted_tag;
+	struct rivet_unexp *unexp_msg, *unexp_tag;
+};
+
+static inline struct rivet_rdm_ep *to_rrdm(struct fid_ep *ep)
+{
+	return container_of(ep, struct rivet_rdm_ep, ep_fid);
+}
+
+/* rivet_conn.c */
+int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
+		   struct rivet_conn **conn_p);
+void rivet_conn_handle_cm(struct rivet_rdm_ep *ep, struct rdma_cm_event *cm);
+void rivet_conn_fail(struct rivet_conn *conn, int err);
+void rivet_conn_destroy(struct rivet_conn *conn);
+int rivet_conn_post_send(struct rivet_conn *conn, uint64_t wr_id,
+			 void *buf, uint32_t len, uint32_t lkey);
+fi_addr_t rivet_conn_src(struct rivet_conn *conn);
+
+/* rivet_rdm_progress.c */
+void rivet_rdm_complete(struct rivet_rdm_ep *ep, bool tx,
+			const struct rivet_cq_entry *e, bool report);
+int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep);
+int rivet_rdm_srq_post(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf);
+
+/* rivet_proto_eager.c */
+int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
+void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+		      int err, int prov_errno);
+void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
+			   size_t len);
+void rivet_rx_deliver_eager(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
+			    struct rivet_conn *conn,
+			    const struct rivet_wire_hdr *hdr,
+			    const void *payload);
+/* Takes a finished receive off its list and frees it once no rendezvous
+ * read still lands in it. */
+void rivet_rx_retire(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx);
+/* Where the next message into rx lands: the iovs, or a FI_MULTI_RECV
+ * slice (which this consumes). */
+size_t rivet_rx_target(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
+		       size_t msg_len, struct iovec *iov, void **desc);
+void rivet_rx_fill_comp(struct rivet_rx_op *rx, struct rivet_conn *conn,
+			const struct rivet_wire_hdr *hdr, size_t len,
+			struct rivet_cq_entry *e);
+
+/* rivet_proto_rndv.c */
+int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+		       const struct iovec *iov, void **desc, size_t count);
+void rivet_rndv_start(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
+		      struct rivet_conn *conn, const struct rivet_wire_hdr *hdr,
+		      const struct rivet_wire_rts *rts);
+void rivet_rndv_read_done(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
+			  int status);
+void rivet_rndv_handle_fin(struct rivet_rdm_ep *ep,
+			   const struct rivet_wire_fin *fin);
+int rivet_rndv_send_fin(struct rivet_conn *conn, uint64_t send_id,
+			int32_t status);
+void rivet_rndv_retry_deferred(struct rivet_conn *conn);
+void rivet_rndv_release_op(struct rivet_tx_op *op);
+
+/* rivet_rdm_match.c (pure) */
+bool rivet_match_tag(uint64_t want, uint64_t ignore, uint64_t tag);
+struct rivet_rx_op *rivet_match_posted(struct rivet_rx_op *head,
+				       fi_addr_t src, uint64_t tag,
+				       bool directed);
+struct rivet_unexp *rivet_match_unexp(struct rivet_unexp *head,
+				      fi_addr_t src, uint64_t tag,
+				      uint64_t ignore, bool directed);
+
+/* rivet_rdm_msg.c */
+extern struct fi_ops_msg g_rivet_rdm_msg_ops;
+extern struct fi_ops_tagged g_rivet_rdm_tagged_ops;
+ssize_t rivet_rdm_cancel(struct rivet_rdm_ep *ep, void *context);
+int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
+		      struct fid_ep **ep_p, void *context);
+/* Told by the AV (without av->lock held) that an entry was removed: its
+ * connection is torn down and operations queued to it fail. */
+void rivet_rdm_ep_addr_removed(struct rivet_rdm_ep *ep, fi_addr_t addr);
+/* Drives the endpoint: CM events, verbs completions, SRQ refill. */
+int rivet_rdm_ep_progress(struct rivet_rdm_ep *ep);
+
+#endif /* RIVET_RDM_H */
