@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fi_getinfo for rivet: resolves node/service/FI_SOURCE and the hints'
- * addresses to the devices that own them, then asks rivet_info.c for one
- * matched fi_info per (device, address).
+ * addresses to the devices that own them, then asks rivet_info.c for the
+ * matched fi_info of each endpoint type per (device, address): RDM, MSG.
  */
 #include <netdb.h>
 #include <stdlib.h>
@@ -186,33 +186,32 @@ static int rivet_getinfo_set_addrs(struct fi_info *fi,
 	return 0;
 }
 
-/* One (device, address): build, match, then place the addresses. */
+/* One (device, address): the infos of every type that the hints select,
+ * then their addresses. */
 static int rivet_getinfo_one(const struct rivet_dev *dev,
 			     const struct rivet_dev_addr *a,
 			     const struct rivet_getinfo_req *req,
 			     const struct fi_info *hints, uint32_t version,
-			     struct fi_info **out_p)
+			     struct fi_info **list_p)
 {
 	struct rivet_info_limits lim;
-	struct fi_info *prov, *fi;
+	struct fi_info *list, *fi;
 	char fabric_name[64];
 	int ret;
 
 	rivet_getinfo_limits(dev, &a->addr.sa, fabric_name,
 			     sizeof(fabric_name), a->prefix_len, &lim);
-	prov = rivet_info_build(&lim);
-	if (!prov)
-		return -FI_ENOMEM;
-	ret = rivet_info_match(prov, &lim, hints, version, &fi);
-	fi_freeinfo(prov);
+	ret = rivet_info_select(&lim, hints, version, &list);
 	if (ret)
 		return ret;
-	ret = rivet_getinfo_set_addrs(fi, req, &a->addr.sa);
-	if (ret) {
-		fi_freeinfo(fi);
-		return ret;
+	for (fi = list; fi; fi = fi->next) {
+		ret = rivet_getinfo_set_addrs(fi, req, &a->addr.sa);
+		if (ret) {
+			fi_freeinfo(list);
+			return ret;
+		}
 	}
-	*out_p = fi;
+	*list_p = list;
 	return 0;
 }
 
@@ -222,7 +221,7 @@ int rivet_getinfo(uint32_t version, const char *node, const char *service,
 {
 	struct rivet_getinfo_req req = { 0 };
 	const struct rivet_devs *devs;
-	struct fi_info *head = NULL, **tail = &head, *fi;
+	struct fi_info *head = NULL, **tail = &head;
 	int ret, first_err = -FI_ENODATA;
 	size_t d, i;
 
@@ -239,14 +238,11 @@ int rivet_getinfo(uint32_t version, const char *node, const char *service,
 			if (!rivet_getinfo_addr_ok(&req, dev, &dev->addrs[i]))
 				continue;
 			ret = rivet_getinfo_one(dev, &dev->addrs[i], &req,
-						hints, version, &fi);
-			if (ret) {
-				if (ret != -FI_ENODATA)
-					first_err = ret;
-				continue;
-			}
-			*tail = fi;
-			tail = &fi->next;
+						hints, version, tail);
+			if (ret && ret != -FI_ENODATA)
+				first_err = ret;
+			while (*tail)
+				tail = &(*tail)->next;
 		}
 	}
 	if (!head)

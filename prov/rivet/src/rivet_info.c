@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rivet's fi_info: what one (device, address) offers (rivet_info_build), and
- * how hints select and adjust it (rivet_info_match), as fi_getinfo(3),
+ * rivet's fi_info: what one (device, address) offers for each endpoint type
+ * (rivet_info_build), how hints select and adjust it (rivet_info_match), and
+ * the list fi_getinfo returns (rivet_info_select), as fi_getinfo(3),
  * fi_domain(3), fi_endpoint(3) and fi_mr(3) describe.  No verbs calls here.
  */
 #include <stdlib.h>
@@ -12,11 +13,15 @@
 #define RIVET_MSG_MODS (FI_SEND | FI_RECV)
 #define RIVET_RMA_MODS (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define RIVET_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
-#define RIVET_CAPS \
-	(FI_MSG | FI_RMA | RIVET_MSG_MODS | RIVET_RMA_MODS | RIVET_DOMAIN_CAPS)
-#define RIVET_TX_CAPS (FI_MSG | FI_RMA | FI_SEND | FI_READ | FI_WRITE)
-#define RIVET_RX_CAPS \
+/* FI_EP_MSG: sends and RMA straight onto one RC QP */
+#define RIVET_MSG_TX_CAPS (FI_MSG | FI_RMA | FI_SEND | FI_READ | FI_WRITE)
+#define RIVET_MSG_RX_CAPS \
 	(FI_MSG | FI_RMA | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE)
+/* FI_EP_RDM: rivet's own protocol; RMA and atomics are not offered yet */
+#define RIVET_RDM_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND)
+#define RIVET_RDM_RX_CAPS \
+	(FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
+	 FI_MULTI_RECV)
 
 /* Every capability libfabric 1.17 defines, and the provider-specific bits;
  * anything else in a caps field is not a capability at all. */
@@ -40,13 +45,135 @@
 #define RIVET_TX_OP_FLAGS \
 	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | \
 	 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
-#define RIVET_RX_OP_FLAGS FI_COMPLETION
+/* An eager send completes when RC has delivered it into the peer's bounce
+ * buffer (transmit complete), before it is matched: no delivery complete. */
+#define RIVET_RDM_TX_OP_FLAGS \
+	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE)
 
 #define RIVET_MR_MODE \
 	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
 /* Counters are software (an atomic and an eventfd): bounded by fds. */
 #define RIVET_CNTR_CNT 1024
+/* The RDM's injected data is copied into rivet's own registered buffers. */
+#define RIVET_RDM_INJECT_SIZE 256
+/* Rendezvous reads split a message into device-sized RDMA reads. */
+#define RIVET_RDM_MAX_MSG_SIZE (1ULL << 30)
+#define RIVET_RDM_IOV_LIMIT 4
+/* A size that is the device's own limit rather than a constant. */
+#define RIVET_DEV SIZE_MAX
 #define RIVET_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * What differs between the endpoint types; the rest of an fi_info comes
+ * from the device limits and is the same for all of them.
+ */
+struct rivet_ep_type {
+	enum fi_ep_type type;
+	uint32_t protocol;
+	uint64_t tx_caps, rx_caps;	/* caps: both and the domain's */
+	uint64_t mode;
+	uint64_t msg_order;
+	uint64_t rma_order;		/* accepted, implied by msg_order */
+	uint64_t tx_comp_order, rx_comp_order;
+	uint64_t tx_op_flags, rx_op_flags;	/* accepted in hints */
+	size_t iov_limit, rma_iov_limit;
+	size_t inject_size;		/* RIVET_DEV: inline or parameter */
+	size_t max_msg_size;		/* RIVET_DEV: the device's */
+	bool ordered_rma;		/* RAW and WAW up to max_msg_size */
+	uint64_t mem_tag_format;	/* 0: untagged */
+	enum fi_progress data_progress;
+	int mr_mode;			/* what we report, API >= 1.5 */
+	int mr_required, mr_required_rma;	/* hints must allow these */
+	bool legacy_local_mr;		/* API < 1.5: needs FI_LOCAL_MR */
+	size_t cq_data_size, max_err_data;
+};
+
+static const struct rivet_ep_type g_ep_types[] = {
+	{
+		.type = FI_EP_MSG,
+		.protocol = RIVET_PROTO_MSG,
+		.tx_caps = RIVET_MSG_TX_CAPS,
+		.rx_caps = RIVET_MSG_RX_CAPS,
+		/* write-with-immediate consumes a posted receive */
+		.mode = FI_RX_CQ_DATA,
+		.msg_order = RIVET_MSG_ORDER,
+		.rma_order = RIVET_RMA_ORDER,
+		.tx_comp_order = FI_ORDER_STRICT,
+		.rx_comp_order = FI_ORDER_STRICT | FI_ORDER_DATA,
+		.tx_op_flags = RIVET_TX_OP_FLAGS,
+		.rx_op_flags = FI_COMPLETION,
+		.iov_limit = RIVET_IOV_LIMIT_MAX,
+		/* an RDMA read/write work request names one remote buffer */
+		.rma_iov_limit = 1,
+		.inject_size = RIVET_DEV,
+		.max_msg_size = RIVET_DEV,
+		.ordered_rma = true,
+		/* the RC hardware moves the data; only completions need
+		 * polling */
+		.data_progress = FI_PROGRESS_AUTO,
+		/* local buffers are always registered (verbs needs lkeys);
+		 * peers address our regions by virtual address and provider
+		 * keys only when RMA is on */
+		.mr_mode = RIVET_MR_MODE,
+		.mr_required = FI_MR_LOCAL | FI_MR_ALLOCATED,
+		.mr_required_rma = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY,
+		.legacy_local_mr = true,
+		.cq_data_size = sizeof(uint32_t),
+		.max_err_data = RIVET_CM_DATA_SIZE,
+	},
+	{
+		.type = FI_EP_RDM,
+		.protocol = RIVET_PROTO_RDM,
+		.tx_caps = RIVET_RDM_TX_CAPS,
+		.rx_caps = RIVET_RDM_RX_CAPS,
+		/* per peer, sends are matched in order; completions are
+		 * not ordered (a rendezvous completes after later eagers) */
+		.msg_order = FI_ORDER_SAS,
+		.tx_comp_order = FI_ORDER_NONE,
+		.rx_comp_order = FI_ORDER_NONE,
+		.tx_op_flags = RIVET_RDM_TX_OP_FLAGS,
+		.rx_op_flags = FI_COMPLETION | FI_MULTI_RECV,
+		.iov_limit = RIVET_RDM_IOV_LIMIT,
+		.inject_size = RIVET_RDM_INJECT_SIZE,
+		.max_msg_size = RIVET_RDM_MAX_MSG_SIZE,
+		.mem_tag_format = RIVET_TAG_GENERIC,
+		/* the protocol runs in fi_cq_read and fi_cntr_read */
+		.data_progress = FI_PROGRESS_MANUAL,
+		/*
+		 * Eager data goes through rivet's own registered buffers and
+		 * rivet registers large buffers itself: the application
+		 * registers nothing.  No bits ("default" registration) is
+		 * truthful while no RMA or atomic capability is offered: no
+		 * peer ever uses a key or an address of ours.  RMA will
+		 * need FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED.
+		 */
+		.mr_mode = 0,
+		.legacy_local_mr = false,
+		/* remote CQ data travels in rivet's header */
+		.cq_data_size = sizeof(uint64_t),
+	},
+};
+
+static const struct rivet_ep_type *rivet_ep_type_lookup(enum fi_ep_type type)
+{
+	size_t i;
+
+	for (i = 0; i < RIVET_COUNT(g_ep_types); i++) {
+		if (g_ep_types[i].type == type)
+			return &g_ep_types[i];
+	}
+	return NULL;
+}
+
+static uint64_t rivet_ep_type_caps(const struct rivet_ep_type *t)
+{
+	return t->tx_caps | t->rx_caps | RIVET_DOMAIN_CAPS;
+}
+
+static size_t rivet_ep_type_size(size_t val, size_t dev)
+{
+	return val == RIVET_DEV ? dev : val;
+}
 
 /* ---- building ---- */
 
@@ -90,62 +217,69 @@ static size_t rivet_info_queue_size(size_t param, size_t max)
 }
 
 static void rivet_info_build_tx(struct fi_tx_attr *tx,
+				const struct rivet_ep_type *t,
 				const struct rivet_info_limits *lim)
 {
-	tx->caps = RIVET_TX_CAPS;
-	tx->msg_order = RIVET_MSG_ORDER;
-	tx->comp_order = FI_ORDER_STRICT;
-	tx->inject_size = g_rivet_params.inject_size ?
-				  g_rivet_params.inject_size : lim->max_inline;
+	size_t inject = g_rivet_params.inject_size ?
+				g_rivet_params.inject_size : lim->max_inline;
+
+	tx->caps = t->tx_caps;
+	tx->msg_order = t->msg_order;
+	tx->comp_order = t->tx_comp_order;
+	tx->inject_size = rivet_ep_type_size(t->inject_size, inject);
 	tx->size = rivet_info_queue_size(g_rivet_params.tx_size,
 					  lim->max_qp_wr);
-	tx->iov_limit = RIVET_MIN(lim->max_sge, RIVET_IOV_LIMIT_MAX);
-	/* an RDMA read/write work request names one remote buffer */
-	tx->rma_iov_limit = 1;
+	tx->iov_limit = RIVET_MIN(lim->max_sge, t->iov_limit);
+	tx->rma_iov_limit = t->rma_iov_limit;
 }
 
 static void rivet_info_build_rx(struct fi_rx_attr *rx,
+				const struct rivet_ep_type *t,
 				const struct rivet_info_limits *lim)
 {
-	rx->caps = RIVET_RX_CAPS;
-	/* write-with-immediate consumes a posted receive */
-	rx->mode = FI_RX_CQ_DATA;
-	rx->msg_order = RIVET_MSG_ORDER;
-	rx->comp_order = FI_ORDER_STRICT | FI_ORDER_DATA;
+	rx->caps = t->rx_caps;
+	rx->mode = t->mode;
+	rx->msg_order = t->msg_order;
+	rx->comp_order = t->rx_comp_order;
 	rx->total_buffered_recv = 0;
 	rx->size = rivet_info_queue_size(g_rivet_params.rx_size,
 					  lim->max_qp_wr);
-	rx->iov_limit = RIVET_MIN(lim->max_sge, RIVET_IOV_LIMIT_MAX);
+	rx->iov_limit = RIVET_MIN(lim->max_sge, t->iov_limit);
 }
 
 static void rivet_info_build_ep(struct fi_ep_attr *ep,
+				const struct rivet_ep_type *t,
 				const struct rivet_info_limits *lim)
 {
-	ep->type = FI_EP_MSG;
-	ep->protocol = RIVET_PROTO_MSG;
+	size_t max_msg = rivet_ep_type_size(t->max_msg_size,
+					    lim->max_msg_size);
+
+	ep->type = t->type;
+	ep->protocol = t->protocol;
 	ep->protocol_version = RIVET_PROTO_VERSION;
-	ep->max_msg_size = lim->max_msg_size;
-	ep->max_order_raw_size = lim->max_msg_size;
+	ep->max_msg_size = max_msg;
+	ep->max_order_raw_size = t->ordered_rma ? max_msg : 0;
 	/* no FI_ORDER_WAR in msg_order: a write may pass an earlier read */
 	ep->max_order_war_size = 0;
-	ep->max_order_waw_size = lim->max_msg_size;
+	ep->max_order_waw_size = t->ordered_rma ? max_msg : 0;
+	ep->mem_tag_format = t->mem_tag_format;
 	ep->tx_ctx_cnt = 1;
 	ep->rx_ctx_cnt = 1;
 }
 
 static void rivet_info_build_domain(struct fi_domain_attr *d,
+				    const struct rivet_ep_type *t,
 				    const struct rivet_info_limits *lim)
 {
 	d->threading = FI_THREAD_SAFE;
 	d->control_progress = FI_PROGRESS_MANUAL;
-	/* the RC hardware moves the data; only completions need polling */
-	d->data_progress = FI_PROGRESS_AUTO;
+	d->data_progress = t->data_progress;
 	/* posts are bounded by CQ credits, RC retries receiver-not-ready */
 	d->resource_mgmt = FI_RM_ENABLED;
 	d->av_type = FI_AV_UNSPEC;
-	d->mr_mode = RIVET_MR_MODE;
+	d->mr_mode = t->mr_mode;
 	d->mr_key_size = sizeof(uint32_t);
-	d->cq_data_size = sizeof(uint32_t);
+	d->cq_data_size = t->cq_data_size;
 	d->cq_cnt = lim->max_cq;
 	d->ep_cnt = lim->max_qp;
 	d->tx_ctx_cnt = lim->max_qp;
@@ -155,15 +289,17 @@ static void rivet_info_build_domain(struct fi_domain_attr *d,
 	d->cntr_cnt = RIVET_CNTR_CNT;
 	d->mr_iov_limit = 1;
 	d->caps = RIVET_DOMAIN_CAPS;
-	d->max_err_data = RIVET_CM_DATA_SIZE;
+	d->max_err_data = t->max_err_data;
 	d->mr_cnt = lim->max_mr;
 }
 
-struct fi_info *rivet_info_build(const struct rivet_info_limits *lim)
+struct fi_info *rivet_info_build(const struct rivet_info_limits *lim,
+				 enum fi_ep_type type)
 {
+	const struct rivet_ep_type *t = rivet_ep_type_lookup(type);
 	struct fi_info *fi;
 
-	if (!lim)
+	if (!lim || !t)
 		return NULL;
 	fi = fi_allocinfo();
 	if (!fi)
@@ -173,12 +309,12 @@ struct fi_info *rivet_info_build(const struct rivet_info_limits *lim)
 		fi_freeinfo(fi);
 		return NULL;
 	}
-	fi->caps = RIVET_CAPS;
-	fi->mode = FI_RX_CQ_DATA;
-	rivet_info_build_tx(fi->tx_attr, lim);
-	rivet_info_build_rx(fi->rx_attr, lim);
-	rivet_info_build_ep(fi->ep_attr, lim);
-	rivet_info_build_domain(fi->domain_attr, lim);
+	fi->caps = rivet_ep_type_caps(t);
+	fi->mode = t->mode;
+	rivet_info_build_tx(fi->tx_attr, t, lim);
+	rivet_info_build_rx(fi->rx_attr, t, lim);
+	rivet_info_build_ep(fi->ep_attr, t, lim);
+	rivet_info_build_domain(fi->domain_attr, t, lim);
 	return fi;
 }
 
@@ -186,6 +322,7 @@ struct fi_info *rivet_info_build(const struct rivet_info_limits *lim)
 
 struct rivet_match {
 	const struct rivet_info_limits *lim;
+	const struct rivet_ep_type *type;	/* prov's endpoint type */
 	const struct fi_info *hints;
 	uint32_t version;
 	struct fi_info *fi;	/* the copy being adjusted */
@@ -208,7 +345,7 @@ static bool rivet_match_legacy_version(uint32_t version)
  * relevant modifiers are assumed." */
 static uint64_t rivet_caps_expand(uint64_t caps)
 {
-	if ((caps & FI_MSG) && !(caps & RIVET_MSG_MODS))
+	if ((caps & (FI_MSG | FI_TAGGED)) && !(caps & RIVET_MSG_MODS))
 		caps |= RIVET_MSG_MODS;
 	if ((caps & FI_RMA) && !(caps & RIVET_RMA_MODS))
 		caps |= RIVET_RMA_MODS;
@@ -347,7 +484,7 @@ static int rivet_match_ep_type(struct rivet_match *m)
 		return rivet_match_fail(-FI_ENODATA, "addr_format");
 	if (!he)
 		return 0;
-	if (he->type != FI_EP_UNSPEC && he->type != FI_EP_MSG)
+	if (he->type != FI_EP_UNSPEC && he->type != m->type->type)
 		return rivet_match_fail(-FI_ENODATA, "ep_attr->type");
 	if ((he->protocol != FI_PROTO_UNSPEC &&
 	     he->protocol != m->fi->ep_attr->protocol) ||
@@ -364,7 +501,7 @@ static int rivet_match_caps(struct rivet_match *m)
 
 	if (!want)
 		return 0;
-	if (want & ~RIVET_CAPS)
+	if (want & ~rivet_ep_type_caps(m->type))
 		return rivet_match_fail(-FI_ENODATA, "caps");
 	m->fi->caps = rivet_caps_expand(want & ~RIVET_DOMAIN_CAPS) |
 		      RIVET_DOMAIN_CAPS;
@@ -389,26 +526,21 @@ static int rivet_match_ctx_caps(struct rivet_match *m)
 	uint64_t dom = h->domain_attr ? h->domain_attr->caps : 0;
 
 	if (rivet_match_attr_caps(h->tx_attr ? h->tx_attr->caps : 0, fi->caps,
-				  RIVET_TX_CAPS, &fi->tx_attr->caps))
+				  m->type->tx_caps, &fi->tx_attr->caps))
 		return rivet_match_fail(-FI_ENODATA, "tx_attr->caps");
 	if (rivet_match_attr_caps(h->rx_attr ? h->rx_attr->caps : 0, fi->caps,
-				  RIVET_RX_CAPS, &fi->rx_attr->caps))
+				  m->type->rx_caps, &fi->rx_attr->caps))
 		return rivet_match_fail(-FI_ENODATA, "rx_attr->caps");
-	if (dom & ~RIVET_CAPS)
+	if (dom & ~rivet_ep_type_caps(m->type))
 		return rivet_match_fail(-FI_ENODATA, "domain_attr->caps");
 	fi->domain_attr->caps = RIVET_DOMAIN_CAPS | dom;
 	return 0;
 }
 
-/* Local buffers are always registered (verbs needs lkeys); peers address
- * our regions by virtual address and provider keys only when RMA is on. */
-static int rivet_mr_mode_required(uint64_t caps)
+static int rivet_mr_mode_required(const struct rivet_ep_type *t,
+				  uint64_t caps)
 {
-	int mode = FI_MR_LOCAL | FI_MR_ALLOCATED;
-
-	if (caps & FI_RMA)
-		mode |= FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
-	return mode;
+	return t->mr_required | ((caps & FI_RMA) ? t->mr_required_rma : 0);
 }
 
 /*
@@ -416,40 +548,48 @@ static int rivet_mr_mode_required(uint64_t caps)
  * is a mode bit.  API >= 1.5: mr_mode is a bit set; FI_MR_BASIC (alone)
  * still asks for basic registration, and then FI_LOCAL_MR is not ignored.
  * No domain_attr in the hints: no constraint.
+ *
+ * The legacy forms: scalable promises keys the application picks and
+ * offset addressing, which fi_mr_reg does not give (its keys are rkeys over
+ * virtual addresses), so every type refuses it and answers FI_MR_UNSPEC
+ * with basic, the form that describes fi_mr_reg truthfully.  FI_LOCAL_MR is
+ * asked only of types whose local buffers need descriptors (MSG, not RDM).
  */
 static int rivet_match_mr_mode(struct rivet_match *m)
 {
 	const struct fi_domain_attr *hd = m->hints->domain_attr;
-	int hint = hd ? hd->mr_mode : RIVET_MR_MODE;
-	int required = rivet_mr_mode_required(m->fi->caps);
+	const struct rivet_ep_type *t = m->type;
+	int hint = hd ? hd->mr_mode : t->mr_mode;
+	int required = rivet_mr_mode_required(t, m->fi->caps);
 
 	if (!rivet_match_legacy_version(m->version) &&
 	    !(hint & (FI_MR_BASIC | FI_MR_SCALABLE))) {
 		if ((hint & required) != required)
 			return rivet_match_fail(-FI_ENODATA, "mr_mode");
-		m->fi->domain_attr->mr_mode = RIVET_MR_MODE & hint;
+		m->fi->domain_attr->mr_mode = t->mr_mode & hint;
 		return 0;
 	}
-	/* scalable: offset addressing with keys the application picks */
 	if (hint == FI_MR_SCALABLE)
 		return rivet_match_fail(-FI_ENODATA, "FI_MR_SCALABLE");
-	if (!(m->hints->mode & FI_LOCAL_MR))
+	if (t->legacy_local_mr && !(m->hints->mode & FI_LOCAL_MR))
 		return rivet_match_fail(-FI_ENODATA, "FI_LOCAL_MR mode");
 	m->fi->domain_attr->mr_mode = FI_MR_BASIC;
-	m->local_mr_mode = true;
+	m->local_mr_mode = t->legacy_local_mr;
 	return 0;
 }
 
-/* Remote CQ data rides on write-with-immediate, which consumes a posted
- * receive: applications that cannot live with FI_RX_CQ_DATA get no remote
- * CQ data at all (cq_data_size 0) rather than a surprise. */
+/* MSG: remote CQ data rides on write-with-immediate, which consumes a
+ * posted receive: applications that cannot live with FI_RX_CQ_DATA get no
+ * remote CQ data at all (cq_data_size 0) rather than a surprise.  Types
+ * that do not ask FI_RX_CQ_DATA (RDM) need no mode bit at all. */
 static int rivet_match_mode(struct rivet_match *m)
 {
 	const struct fi_info *h = m->hints;
 	struct fi_info *fi = m->fi;
 	uint64_t rx_mode = h->rx_attr && h->rx_attr->mode ? h->rx_attr->mode :
 							     h->mode;
-	bool rma_write = (fi->caps & FI_RMA) &&
+	bool rma_write = (m->type->mode & FI_RX_CQ_DATA) &&
+			 (fi->caps & FI_RMA) &&
 			 (fi->caps & (FI_WRITE | FI_REMOTE_WRITE));
 
 	fi->mode = 0;
@@ -482,6 +622,9 @@ static int rivet_match_domain(struct rivet_match *m)
 		return 0;
 	if (hd->control_progress == FI_PROGRESS_AUTO)
 		return rivet_match_fail(-FI_ENODATA, "control_progress AUTO");
+	if (hd->data_progress == FI_PROGRESS_AUTO &&
+	    d->data_progress != FI_PROGRESS_AUTO)
+		return rivet_match_fail(-FI_ENODATA, "data_progress AUTO");
 	if (!rivet_tclass_ok(hd->tclass))
 		return rivet_match_fail(-FI_ENODATA, "domain_attr->tclass");
 	if (hd->threading)
@@ -569,25 +712,30 @@ static int rivet_match_auth_key(struct rivet_match *m)
 	return 0;
 }
 
-/* One RC QP per endpoint: one context each way, nothing shared. */
+/* One context each way, nothing shared.  Tags are matched bit by bit
+ * under the mask, so any field layout of up to 64 bits works as asked. */
 static int rivet_match_ep_attr(struct rivet_match *m)
 {
 	const struct fi_ep_attr *he = m->hints->ep_attr;
 
 	if (!he)
 		return 0;
-	if (he->mem_tag_format)
+	if (he->mem_tag_format && !m->type->mem_tag_format)
 		return rivet_match_fail(-FI_ENODATA, "mem_tag_format");
 	if (he->tx_ctx_cnt > 1 || he->rx_ctx_cnt > 1)
 		return rivet_match_fail(-FI_ENODATA, "tx/rx_ctx_cnt");
+	if (he->mem_tag_format)
+		m->fi->ep_attr->mem_tag_format = he->mem_tag_format;
 	return 0;
 }
 
-static int rivet_match_order(uint64_t hint, uint64_t *order_p)
+/* Ours, plus the implied orderings the hint names. */
+static int rivet_match_order(uint64_t hint, uint64_t implied,
+			     uint64_t *order_p)
 {
-	if (hint & ~(*order_p | RIVET_RMA_ORDER))
+	if (hint & ~(*order_p | implied))
 		return -FI_ENODATA;
-	*order_p |= hint & RIVET_RMA_ORDER;
+	*order_p |= hint & implied;
 	return 0;
 }
 
@@ -608,9 +756,10 @@ static int rivet_match_tx(struct rivet_match *m)
 
 	if (!h)
 		return 0;
-	if (h->op_flags & ~RIVET_TX_OP_FLAGS)
+	if (h->op_flags & ~m->type->tx_op_flags)
 		return rivet_match_fail(-FI_ENODATA, "tx_attr->op_flags");
-	if (rivet_match_order(h->msg_order, &t->msg_order) ||
+	if (rivet_match_order(h->msg_order, m->type->rma_order,
+			      &t->msg_order) ||
 	    (h->comp_order & ~t->comp_order))
 		return rivet_match_fail(-FI_ENODATA, "tx_attr ordering");
 	if (h->inject_size > t->inject_size || !rivet_tclass_ok(h->tclass))
@@ -632,9 +781,11 @@ static int rivet_match_rx(struct rivet_match *m)
 
 	if (!h)
 		return 0;
-	if (h->op_flags & ~RIVET_RX_OP_FLAGS)
+	if ((h->op_flags & ~m->type->rx_op_flags) ||
+	    ((h->op_flags & FI_MULTI_RECV) && !(r->caps & FI_MULTI_RECV)))
 		return rivet_match_fail(-FI_ENODATA, "rx_attr->op_flags");
-	if (rivet_match_order(h->msg_order, &r->msg_order) ||
+	if (rivet_match_order(h->msg_order, m->type->rma_order,
+			      &r->msg_order) ||
 	    (h->comp_order & ~r->comp_order))
 		return rivet_match_fail(-FI_ENODATA, "rx_attr ordering");
 	/* total_buffered_recv: "the provider may adjust or ignore" it */
@@ -664,12 +815,13 @@ static int (*const g_match_steps[])(struct rivet_match *m) = {
 };
 
 /* NULL hints: report what the API version needs of every application. */
-static void rivet_match_no_hints(struct fi_info *fi, uint32_t version)
+static void rivet_match_no_hints(struct rivet_match *m)
 {
-	if (!rivet_match_legacy_version(version))
+	if (!rivet_match_legacy_version(m->version))
 		return;
-	fi->domain_attr->mr_mode = FI_MR_BASIC;
-	fi->mode |= FI_LOCAL_MR;
+	m->fi->domain_attr->mr_mode = FI_MR_BASIC;
+	if (m->type->legacy_local_mr)
+		m->fi->mode |= FI_LOCAL_MR;
 }
 
 static int rivet_match_run(struct rivet_match *m)
@@ -678,7 +830,7 @@ static int rivet_match_run(struct rivet_match *m)
 	int ret;
 
 	if (!m->hints) {
-		rivet_match_no_hints(m->fi, m->version);
+		rivet_match_no_hints(m);
 		return 0;
 	}
 	for (i = 0; i < RIVET_COUNT(g_match_steps); i++) {
@@ -698,7 +850,10 @@ int rivet_info_match(const struct fi_info *prov,
 				 .version = version };
 	int ret;
 
-	if (!prov || !lim || !out_p)
+	if (!prov || !lim || !out_p || !prov->ep_attr)
+		return -FI_EINVAL;
+	m.type = rivet_ep_type_lookup(prov->ep_attr->type);
+	if (!m.type)
 		return -FI_EINVAL;
 	m.fi = fi_dupinfo(prov);
 	if (!m.fi)
@@ -714,5 +869,58 @@ int rivet_info_match(const struct fi_info *prov,
 	m.fi->fabric_attr->prov_name = NULL;
 	m.fi->fabric_attr->api_version = version;
 	*out_p = m.fi;
+	return 0;
+}
+
+/* ---- the list for one (device, address) ---- */
+
+/* The native RDM first: MPI takes the first match, and with no ep_type in
+ * the hints the RDM is what it wants. */
+static const enum fi_ep_type g_select_order[] = { FI_EP_RDM, FI_EP_MSG };
+
+/* Builds and matches one type; appends the answer at *tail_p. */
+static int rivet_info_select_one(const struct rivet_info_limits *lim,
+				 enum fi_ep_type type,
+				 const struct fi_info *hints, uint32_t version,
+				 struct fi_info ***tail_p)
+{
+	struct fi_info *prov, *fi;
+	int ret;
+
+	prov = rivet_info_build(lim, type);
+	if (!prov)
+		return -FI_ENOMEM;
+	ret = rivet_info_match(prov, lim, hints, version, &fi);
+	fi_freeinfo(prov);
+	if (ret)
+		return ret;
+	**tail_p = fi;
+	*tail_p = &fi->next;
+	return 0;
+}
+
+int rivet_info_select(const struct rivet_info_limits *lim,
+		      const struct fi_info *hints, uint32_t version,
+		      struct fi_info **list_p)
+{
+	struct fi_info *head = NULL, **tail = &head;
+	int ret, err = -FI_ENODATA;
+	size_t i;
+
+	if (!lim || !list_p)
+		return -FI_EINVAL;
+	for (i = 0; i < RIVET_COUNT(g_select_order); i++) {
+		ret = rivet_info_select_one(lim, g_select_order[i], hints,
+					    version, &tail);
+		if (ret == -FI_ENOMEM) {
+			fi_freeinfo(head);
+			return ret;
+		}
+		if (ret && ret != -FI_ENODATA && err == -FI_ENODATA)
+			err = ret;
+	}
+	if (!head)
+		return err;
+	*list_p = head;
 	return 0;
 }

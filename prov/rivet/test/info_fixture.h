@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fixture of the rivet_info.c unit tests (test_info.c, test_info_reject.c):
- * fake device limits, the provider info built from them, hint helpers.
+ * Fixture of the rivet_info.c unit tests (test_info.c, test_info_reject.c,
+ * test_info_rdm.c): fake device limits, the provider infos built from them,
+ * hint helpers.
  */
 #ifndef RIVET_INFO_FIXTURE_H
 #define RIVET_INFO_FIXTURE_H
@@ -19,20 +20,52 @@
 #define MSG_ORDER \
 	(FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAW | \
 	 FI_ORDER_WAS | FI_ORDER_SAW | FI_ORDER_SAS)
+#define RDM_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND)
+#define RDM_RX_CAPS \
+	(FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
+	 FI_MULTI_RECV)
+#define RDM_CAPS (RDM_TX_CAPS | RDM_RX_CAPS | COMM_CAPS)
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* rxe-like limits (max_qp_wr 16384, max_sge 32, max_inline 240, ...) and
- * the info built from them by info_setup. */
+ * the MSG (g_prov) and RDM (g_rdm) infos built from them by info_setup. */
 extern struct rivet_info_limits g_rxe, g_tiny;
-extern struct fi_info *g_prov;
+extern struct fi_info *g_prov, *g_rdm;
 
 void info_setup(void);
 void info_teardown(void);
 /* What fi_msg_pingpong-like applications pass: MSG endpoint, FI_MSG and
  * FI_RMA, FI_CONTEXT|FI_RX_CQ_DATA, FI_MR_LOCAL and the basic map. */
 struct fi_info *hints_base(void);
+/* What MPI passes: RDM endpoint, FI_MSG and FI_TAGGED, FI_CONTEXT and
+ * FI_CONTEXT2, FI_MR_LOCAL and the basic map. */
+struct fi_info *hints_rdm(void);
+/* Matches h against prov (g_prov for the short forms) and checks what
+ * every answer, or every refusal, must satisfy. */
+struct fi_info *match_prov_ok(const struct fi_info *prov,
+			      const struct fi_info *h, uint32_t version);
+void match_prov_fails(const struct fi_info *prov, const struct fi_info *h,
+		      uint32_t version, int want, const char *name);
 struct fi_info *match_ok(const struct fi_info *h, uint32_t version);
 void match_fails(const struct fi_info *h, uint32_t version, int want,
 		 const char *name);
+
+/* Tables of hints, each one change to a base: MUT(name, body) defines the
+ * change, CASE(name) lists it. */
+#define MUT(name, body) \
+	static void mut_##name(struct fi_info *h) \
+	{ \
+		body; \
+	}
+#define CASE(name) { #name, mut_##name }
+
+struct hint_case {
+	const char *name;
+	void (*mutate)(struct fi_info *h);
+};
+
+/* Each case applied to base() must fail against prov with want. */
+void run_cases(const struct fi_info *prov, struct fi_info *(*base)(void),
+	       const struct hint_case *cases, size_t n, int want);
 
 #endif /* RIVET_INFO_FIXTURE_H */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of rivet_info.c against fake device limits: the fi_info we
- * build and the hints we satisfy (test_info_reject.c: those we cannot, the
- * malformed ones, legacy MR modes by API version).
+ * Unit tests of rivet_info.c against fake device limits: the MSG fi_info we
+ * build and the hints it satisfies (test_info_reject.c: those it cannot, the
+ * malformed ones, legacy MR modes by API version; test_info_rdm.c: the RDM
+ * info and the list fi_getinfo returns), and the helpers they share.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -43,7 +44,7 @@ struct rivet_info_limits g_tiny = {
 	.max_mr_size = 1u << 20,
 };
 
-struct fi_info *g_prov;
+struct fi_info *g_prov, *g_rdm;
 
 void info_setup(void)
 {
@@ -55,13 +56,16 @@ void info_setup(void)
 	inet_pton(AF_INET6, "fe80::5", &g_src6.sin6_addr);
 	g_rxe.src_addr = (struct sockaddr *)&g_src4;
 	g_tiny.src_addr = (struct sockaddr *)&g_src6;
-	g_prov = rivet_info_build(&g_rxe);
+	g_prov = rivet_info_build(&g_rxe, FI_EP_MSG);
+	g_rdm = rivet_info_build(&g_rxe, FI_EP_RDM);
 	cr_assert_not_null(g_prov);
+	cr_assert_not_null(g_rdm);
 }
 
 void info_teardown(void)
 {
 	fi_freeinfo(g_prov);
+	fi_freeinfo(g_rdm);
 }
 
 TestSuite(info, .init = info_setup, .fini = info_teardown);
@@ -78,15 +82,31 @@ struct fi_info *hints_base(void)
 	return h;
 }
 
-/* Properties every successful answer has. */
-static void check_invariants(const struct fi_info *fi, uint32_t version)
+struct fi_info *hints_rdm(void)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	cr_assert_not_null(h);
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = FI_MSG | FI_TAGGED;
+	h->mode = FI_CONTEXT | FI_CONTEXT2;
+	h->domain_attr->mr_mode = MR_ALL;
+	return h;
+}
+
+/* Properties every successful answer has: prov's type, a subset of its
+ * capabilities, the transmit ones on tx and the receive ones on rx. */
+static void check_invariants(const struct fi_info *fi,
+			     const struct fi_info *prov, uint32_t version)
 {
 	cr_assert_null(fi->fabric_attr->prov_name, "the core sets prov_name");
 	cr_assert_eq(fi->fabric_attr->api_version, version);
-	cr_assert_eq(fi->ep_attr->type, FI_EP_MSG);
-	cr_assert_eq(fi->caps & ~ALL_CAPS, 0);
+	cr_assert_eq(fi->ep_attr->type, prov->ep_attr->type);
+	cr_assert_eq(fi->caps & ~prov->caps, 0);
 	cr_assert_eq(fi->tx_attr->caps & ~fi->caps, 0, "tx caps in caps");
 	cr_assert_eq(fi->rx_attr->caps & ~fi->caps, 0, "rx caps in caps");
+	cr_assert_eq(fi->tx_attr->caps & ~prov->tx_attr->caps, 0);
+	cr_assert_eq(fi->rx_attr->caps & ~prov->rx_attr->caps, 0);
 	cr_assert_eq(fi->tx_attr->caps & (FI_RECV | FI_REMOTE_READ |
 					  FI_REMOTE_WRITE), 0);
 	cr_assert_eq(fi->rx_attr->caps & (FI_SEND | FI_READ | FI_WRITE), 0);
@@ -94,25 +114,51 @@ static void check_invariants(const struct fi_info *fi, uint32_t version)
 	cr_assert_eq(fi->next, NULL);
 }
 
-struct fi_info *match_ok(const struct fi_info *h, uint32_t version)
+struct fi_info *match_prov_ok(const struct fi_info *prov,
+			      const struct fi_info *h, uint32_t version)
 {
 	struct fi_info *fi = NULL;
-	int ret = rivet_info_match(g_prov, &g_rxe, h, version, &fi);
+	int ret = rivet_info_match(prov, &g_rxe, h, version, &fi);
 
 	cr_assert_eq(ret, 0, "match: %d (%s)", ret, fi_strerror(-ret));
 	cr_assert_not_null(fi);
-	check_invariants(fi, version);
+	check_invariants(fi, prov, version);
 	return fi;
+}
+
+void match_prov_fails(const struct fi_info *prov, const struct fi_info *h,
+		      uint32_t version, int want, const char *name)
+{
+	struct fi_info *sentinel = (struct fi_info *)0x1, *fi = sentinel;
+	int ret = rivet_info_match(prov, &g_rxe, h, version, &fi);
+
+	cr_assert_eq(ret, want, "%s: got %d, want %d", name, ret, want);
+	cr_assert_eq(fi, sentinel, "%s: output set on failure", name);
+}
+
+struct fi_info *match_ok(const struct fi_info *h, uint32_t version)
+{
+	return match_prov_ok(g_prov, h, version);
 }
 
 void match_fails(const struct fi_info *h, uint32_t version, int want,
 		 const char *name)
 {
-	struct fi_info *sentinel = (struct fi_info *)0x1, *fi = sentinel;
-	int ret = rivet_info_match(g_prov, &g_rxe, h, version, &fi);
+	match_prov_fails(g_prov, h, version, want, name);
+}
 
-	cr_assert_eq(ret, want, "%s: got %d, want %d", name, ret, want);
-	cr_assert_eq(fi, sentinel, "%s: output set on failure", name);
+void run_cases(const struct fi_info *prov, struct fi_info *(*base)(void),
+	       const struct hint_case *cases, size_t n, int want)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct fi_info *h = base();
+
+		cases[i].mutate(h);
+		match_prov_fails(prov, h, V_NOW, want, cases[i].name);
+		fi_freeinfo(h);
+	}
 }
 
 /* ---- build ---- */
@@ -186,7 +232,7 @@ Test(info, build_rxe_ep_domain_fabric)
 
 Test(info, build_tiny_ipv6)
 {
-	struct fi_info *fi = rivet_info_build(&g_tiny);
+	struct fi_info *fi = rivet_info_build(&g_tiny, FI_EP_MSG);
 	const struct sockaddr_in6 *src;
 
 	cr_assert_not_null(fi);
@@ -214,7 +260,7 @@ Test(info, build_params_and_caps)
 	lim.src_addr = NULL;
 	g_rivet_params.inject_size = 512;
 	g_rivet_params.tx_size = 0;
-	fi = rivet_info_build(&lim);
+	fi = rivet_info_build(&lim, FI_EP_MSG);
 	g_rivet_params = saved;
 	cr_assert_not_null(fi);
 	cr_assert_eq(fi->tx_attr->iov_limit, RIVET_IOV_LIMIT_MAX);
@@ -223,7 +269,7 @@ Test(info, build_params_and_caps)
 	cr_assert_eq(fi->addr_format, FI_SOCKADDR);
 	cr_assert_null(fi->src_addr);
 	fi_freeinfo(fi);
-	cr_assert_null(rivet_info_build(NULL));
+	cr_assert_null(rivet_info_build(NULL, FI_EP_MSG));
 }
 
 /* ---- hints we satisfy ---- */

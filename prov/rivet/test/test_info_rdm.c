@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of rivet_info.c for FI_EP_RDM: the info we build, the hints it
+ * satisfies and refuses, and the list rivet_info_select gives fi_getinfo
+ * (RDM first, then MSG, each type matched on its own).
+ */
+#include <stdlib.h>
+#include <criterion/criterion.h>
+
+#include "info_fixture.h"
+
+TestSuite(info_rdm, .init = info_setup, .fini = info_teardown);
+
+static struct fi_info *rdm_ok(const struct fi_info *h, uint32_t version)
+{
+	return match_prov_ok(g_rdm, h, version);
+}
+
+static void rdm_fails(const struct fi_info *h, uint32_t version, int want,
+		      const char *name)
+{
+	match_prov_fails(g_rdm, h, version, want, name);
+}
+
+/* ---- build ---- */
+
+Test(info_rdm, build_rxe)
+{
+	const struct fi_info *fi = g_rdm;
+	const struct sockaddr_in *src = fi->src_addr;
+
+	cr_assert_eq(fi->caps, RDM_CAPS);
+	cr_assert_eq(fi->mode, 0);
+	cr_assert_eq(fi->addr_format, FI_SOCKADDR_IN);
+	cr_assert_eq(fi->src_addrlen, sizeof(*src));
+	cr_assert_eq(src->sin_port, 0, "port 0");
+	cr_assert_eq(fi->tx_attr->caps, RDM_TX_CAPS);
+	cr_assert_eq(fi->rx_attr->caps, RDM_RX_CAPS);
+	cr_assert_eq(fi->tx_attr->mode, 0);
+	cr_assert_eq(fi->rx_attr->mode, 0);
+	cr_assert_eq(fi->tx_attr->op_flags, 0);
+	cr_assert_eq(fi->rx_attr->op_flags, 0);
+	cr_assert_eq(fi->tx_attr->msg_order, FI_ORDER_SAS);
+	cr_assert_eq(fi->rx_attr->msg_order, FI_ORDER_SAS);
+	cr_assert_eq(fi->tx_attr->comp_order, FI_ORDER_NONE);
+	cr_assert_eq(fi->rx_attr->comp_order, FI_ORDER_NONE);
+	cr_assert_eq(fi->tx_attr->inject_size, 256);
+	cr_assert_eq(fi->tx_attr->size, 384);
+	cr_assert_eq(fi->rx_attr->size, 384);
+	cr_assert_eq(fi->tx_attr->iov_limit, 4);
+	cr_assert_eq(fi->rx_attr->iov_limit, 4);
+	cr_assert_eq(fi->tx_attr->rma_iov_limit, 0);
+	cr_assert_eq(fi->rx_attr->total_buffered_recv, 0);
+}
+
+Test(info_rdm, build_rxe_ep_domain_fabric)
+{
+	const struct fi_info *fi = g_rdm;
+	const struct fi_ep_attr *e = fi->ep_attr;
+	const struct fi_domain_attr *d = fi->domain_attr;
+
+	cr_assert_eq(e->type, FI_EP_RDM);
+	cr_assert_eq(e->protocol, RIVET_PROTO_RDM);
+	cr_assert_eq(e->protocol_version, 1);
+	cr_assert_eq(e->max_msg_size, 1ULL << 30);
+	cr_assert_eq(e->msg_prefix_size, 0);
+	cr_assert_eq(e->max_order_raw_size, 0);
+	cr_assert_eq(e->max_order_war_size, 0);
+	cr_assert_eq(e->max_order_waw_size, 0);
+	cr_assert_eq(e->mem_tag_format, 0xAAAAAAAAAAAAAAAAULL);
+	cr_assert_eq(e->tx_ctx_cnt, 1);
+	cr_assert_eq(e->rx_ctx_cnt, 1);
+	cr_assert_str_eq(d->name, "rxe0");
+	cr_assert_eq(d->threading, FI_THREAD_SAFE);
+	cr_assert_eq(d->control_progress, FI_PROGRESS_MANUAL);
+	cr_assert_eq(d->data_progress, FI_PROGRESS_MANUAL);
+	cr_assert_eq(d->resource_mgmt, FI_RM_ENABLED);
+	cr_assert_eq(d->av_type, FI_AV_UNSPEC);
+	cr_assert_eq(d->mr_mode, 0);
+	cr_assert_eq(d->mr_key_size, 4);
+	cr_assert_eq(d->cq_data_size, 8);
+	cr_assert_eq(d->cq_cnt, 16384);
+	cr_assert_eq(d->ep_cnt, 65536);
+	cr_assert_eq(d->max_ep_tx_ctx, 1);
+	cr_assert_eq(d->max_ep_rx_ctx, 1);
+	cr_assert_eq(d->max_ep_srx_ctx, 0);
+	cr_assert_eq(d->max_ep_stx_ctx, 0);
+	cr_assert_eq(d->mr_iov_limit, 1);
+	cr_assert_eq(d->mr_cnt, 262144);
+	cr_assert_eq(d->caps, COMM_CAPS);
+	cr_assert_eq(d->max_err_data, 0);
+	cr_assert_gt(d->cntr_cnt, 0);
+	cr_assert_str_eq(fi->fabric_attr->name, "10.77.0.0/24");
+	cr_assert_str_eq(fi->fabric_attr->prov_name, "rivet");
+	cr_assert_eq(fi->fabric_attr->prov_version, RIVET_PROV_VERSION);
+}
+
+/* The RDM's own limits do not follow the device's inline size or maximum
+ * message; queues, SGEs and the address do. */
+Test(info_rdm, build_tiny_ipv6_and_params)
+{
+	struct rivet_params saved = g_rivet_params;
+	struct fi_info *fi;
+
+	g_rivet_params.inject_size = 512;
+	g_rivet_params.rx_size = 0;
+	fi = rivet_info_build(&g_tiny, FI_EP_RDM);
+	g_rivet_params = saved;
+	cr_assert_not_null(fi);
+	cr_assert_eq(fi->addr_format, FI_SOCKADDR_IN6);
+	cr_assert_eq(((struct sockaddr_in6 *)fi->src_addr)->sin6_port, 0);
+	cr_assert_eq(fi->tx_attr->size, 64, "capped by max_qp_wr");
+	cr_assert_eq(fi->rx_attr->size, 64, "no parameter: device max");
+	cr_assert_eq(fi->tx_attr->iov_limit, 2, "capped by max_sge");
+	cr_assert_eq(fi->rx_attr->iov_limit, 2);
+	cr_assert_eq(fi->tx_attr->inject_size, 256);
+	cr_assert_eq(fi->ep_attr->max_msg_size, 1ULL << 30);
+	cr_assert_str_eq(fi->domain_attr->name, "tiny0");
+	fi_freeinfo(fi);
+}
+
+Test(info_rdm, build_other_types)
+{
+	cr_assert_null(rivet_info_build(&g_rxe, FI_EP_DGRAM));
+	cr_assert_null(rivet_info_build(&g_rxe, FI_EP_UNSPEC));
+	cr_assert_null(rivet_info_build(NULL, FI_EP_RDM));
+}
+
+/* ---- the list for one (device, address) ---- */
+
+static struct fi_info *select_ok(const struct fi_info *h, uint32_t version,
+				 size_t want_len)
+{
+	struct fi_info *list = NULL, *fi;
+	size_t n = 0;
+	int ret = rivet_info_select(&g_rxe, h, version, &list);
+
+	cr_assert_eq(ret, 0, "select: %d (%s)", ret, fi_strerror(-ret));
+	for (fi = list; fi; fi = fi->next, n++)
+		cr_assert_null(fi->fabric_attr->prov_name);
+	cr_assert_eq(n, want_len, "%zu infos, want %zu", n, want_len);
+	return list;
+}
+
+Test(info_rdm, select_no_hints_rdm_then_msg)
+{
+	struct fi_info *list = select_ok(NULL, V_NOW, 2);
+
+	cr_assert_eq(list->ep_attr->type, FI_EP_RDM);
+	cr_assert_eq(list->caps, RDM_CAPS);
+	cr_assert_eq(list->domain_attr->mr_mode, 0);
+	cr_assert_eq(list->next->ep_attr->type, FI_EP_MSG);
+	cr_assert_eq(list->next->caps, ALL_CAPS);
+	cr_assert_eq(list->next->domain_attr->mr_mode, MR_ALL);
+	fi_freeinfo(list);
+}
+
+static const struct {
+	enum fi_ep_type hint_type;
+	uint64_t caps;
+	enum fi_ep_type first, second;	/* FI_EP_UNSPEC: none */
+} g_select[] = {
+	{ FI_EP_UNSPEC, 0, FI_EP_RDM, FI_EP_MSG },
+	{ FI_EP_UNSPEC, FI_MSG, FI_EP_RDM, FI_EP_MSG },
+	{ FI_EP_MSG, 0, FI_EP_MSG, FI_EP_UNSPEC },
+	{ FI_EP_MSG, FI_MSG, FI_EP_MSG, FI_EP_UNSPEC },
+	{ FI_EP_RDM, 0, FI_EP_RDM, FI_EP_UNSPEC },
+	{ FI_EP_RDM, FI_MSG, FI_EP_RDM, FI_EP_UNSPEC },
+	{ FI_EP_UNSPEC, FI_TAGGED, FI_EP_RDM, FI_EP_UNSPEC },
+	{ FI_EP_UNSPEC, FI_MSG | FI_SOURCE, FI_EP_RDM, FI_EP_UNSPEC },
+	{ FI_EP_UNSPEC, FI_RMA, FI_EP_MSG, FI_EP_UNSPEC },
+	{ FI_EP_UNSPEC, FI_MSG | FI_RMA, FI_EP_MSG, FI_EP_UNSPEC },
+};
+
+Test(info_rdm, select_filters_by_type_and_caps)
+{
+	size_t i;
+
+	for (i = 0; i < COUNT(g_select); i++) {
+		struct fi_info *h = fi_allocinfo(), *list;
+		size_t len = g_select[i].second != FI_EP_UNSPEC ? 2 : 1;
+
+		h->ep_attr->type = g_select[i].hint_type;
+		h->caps = g_select[i].caps;
+		h->mode = ~0ULL;
+		h->domain_attr->mr_mode = ~(FI_MR_BASIC | FI_MR_SCALABLE);
+		list = select_ok(h, V_NOW, len);
+		cr_assert_eq(list->ep_attr->type, g_select[i].first,
+			     "row %zu", i);
+		if (len == 2)
+			cr_assert_eq(list->next->ep_attr->type,
+				     g_select[i].second, "row %zu", i);
+		fi_freeinfo(list);
+		fi_freeinfo(h);
+	}
+}
+
+Test(info_rdm, select_errors)
+{
+	struct fi_info *h = fi_allocinfo(), *list = (struct fi_info *)0x1;
+
+	h->caps = FI_ATOMIC;
+	cr_assert_eq(rivet_info_select(&g_rxe, h, V_NOW, &list), -FI_ENODATA);
+	h->ep_attr->type = FI_EP_DGRAM;
+	h->caps = 0;
+	cr_assert_eq(rivet_info_select(&g_rxe, h, V_NOW, &list), -FI_ENODATA);
+	h->ep_attr->type = FI_EP_UNSPEC;
+	h->caps = FI_MSG | (1ULL << 7);
+	cr_assert_eq(rivet_info_select(&g_rxe, h, V_NOW, &list),
+		     -FI_EBADFLAGS);
+	cr_assert_eq(rivet_info_select(NULL, h, V_NOW, &list), -FI_EINVAL);
+	cr_assert_eq(rivet_info_select(&g_rxe, h, V_NOW, NULL), -FI_EINVAL);
+	cr_assert_eq(list, (struct fi_info *)0x1, "output set on failure");
+	fi_freeinfo(h);
+}
+
+/* ---- hints the RDM satisfies ---- */
+
+Test(info_rdm, null_hints)
+{
+	struct fi_info *fi = rdm_ok(NULL, V_NOW);
+
+	cr_assert_eq(fi->caps, RDM_CAPS);
+	cr_assert_eq(fi->mode, 0);
+	cr_assert_eq(fi->domain_attr->mr_mode, 0);
+	cr_assert_eq(fi->domain_attr->cq_data_size, 8);
+	fi_freeinfo(fi);
+	fi = rdm_ok(NULL, V(1, 4));
+	cr_assert_eq(fi->domain_attr->mr_mode, FI_MR_BASIC);
+	cr_assert_eq(fi->mode, 0, "no FI_LOCAL_MR");
+	fi_freeinfo(fi);
+}
+
+Test(info_rdm, mpi_hints)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
+				       COMM_CAPS);
+	cr_assert_eq(fi->tx_attr->caps, FI_MSG | FI_TAGGED | FI_SEND);
+	cr_assert_eq(fi->rx_attr->caps, FI_MSG | FI_TAGGED | FI_RECV);
+	cr_assert_eq(fi->mode, 0, "FI_CONTEXT, FI_CONTEXT2 not needed");
+	cr_assert_eq(fi->domain_attr->mr_mode, 0, "FI_MR_LOCAL not needed");
+	cr_assert_eq(fi->domain_attr->cq_data_size, 8);
+	cr_assert_eq(fi->ep_attr->mem_tag_format, 0xAAAAAAAAAAAAAAAAULL);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+static const struct {
+	uint64_t caps, want, tx, rx;
+} g_rdm_caps[] = {
+	{ 0, RDM_CAPS, RDM_TX_CAPS, RDM_RX_CAPS },
+	{ FI_TAGGED, FI_TAGGED | FI_SEND | FI_RECV | COMM_CAPS,
+	  FI_TAGGED | FI_SEND, FI_TAGGED | FI_RECV },
+	{ FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE,
+	  FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE | FI_SEND | FI_RECV |
+		  COMM_CAPS,
+	  FI_TAGGED | FI_SEND, FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE |
+		  FI_RECV },
+	{ FI_MSG | FI_MULTI_RECV, FI_MSG | FI_MULTI_RECV | FI_SEND | FI_RECV |
+		  COMM_CAPS,
+	  FI_MSG | FI_SEND, FI_MSG | FI_MULTI_RECV | FI_RECV },
+	{ FI_MSG | FI_TAGGED | FI_SEND,
+	  FI_MSG | FI_TAGGED | FI_SEND | COMM_CAPS,
+	  FI_MSG | FI_TAGGED | FI_SEND, FI_MSG | FI_TAGGED },
+	{ RDM_CAPS, RDM_CAPS, RDM_TX_CAPS, RDM_RX_CAPS },
+};
+
+Test(info_rdm, caps_selection)
+{
+	size_t i;
+
+	for (i = 0; i < COUNT(g_rdm_caps); i++) {
+		struct fi_info *h = hints_rdm(), *fi;
+
+		h->caps = g_rdm_caps[i].caps;
+		fi = rdm_ok(h, V_NOW);
+		cr_assert_eq(fi->caps, g_rdm_caps[i].want, "row %zu", i);
+		cr_assert_eq(fi->tx_attr->caps, g_rdm_caps[i].tx, "row %zu", i);
+		cr_assert_eq(fi->rx_attr->caps, g_rdm_caps[i].rx, "row %zu", i);
+		cr_assert_eq(fi->domain_attr->caps, COMM_CAPS);
+		fi_freeinfo(fi);
+		fi_freeinfo(h);
+	}
+}
+
+/* Whatever the application offers, the RDM needs no registration. */
+static const struct {
+	uint32_t version;
+	int mr_mode;
+	uint64_t mode;
+	int want_mr_mode;
+} g_rdm_mr[] = {
+	{ V_NOW, MR_ALL, 0, 0 },
+	{ V_NOW, FI_MR_LOCAL, 0, 0 },
+	{ V_NOW, 0, 0, 0 },
+	{ V_NOW, ~(FI_MR_BASIC | FI_MR_SCALABLE), FI_LOCAL_MR, 0 },
+	{ V_NOW, FI_MR_ENDPOINT | FI_MR_RAW | FI_MR_HMEM, 0, 0 },
+	{ V_NOW, FI_MR_BASIC, 0, FI_MR_BASIC },
+	{ V_NOW, FI_MR_BASIC, FI_LOCAL_MR, FI_MR_BASIC },
+	{ V(1, 5), MR_BASIC_MAP, 0, 0 },
+	{ V(1, 4), FI_MR_UNSPEC, 0, FI_MR_BASIC },
+	{ V(1, 4), FI_MR_UNSPEC, FI_LOCAL_MR, FI_MR_BASIC },
+	{ V(1, 4), FI_MR_BASIC, 0, FI_MR_BASIC },
+	{ V(1, 0), FI_MR_BASIC, FI_LOCAL_MR | FI_CONTEXT, FI_MR_BASIC },
+};
+
+Test(info_rdm, mr_mode_needs_nothing)
+{
+	size_t i;
+
+	for (i = 0; i < COUNT(g_rdm_mr); i++) {
+		struct fi_info *h = hints_rdm(), *fi;
+
+		h->domain_attr->mr_mode = g_rdm_mr[i].mr_mode;
+		h->mode = g_rdm_mr[i].mode;
+		fi = rdm_ok(h, g_rdm_mr[i].version);
+		cr_assert_eq(fi->domain_attr->mr_mode, g_rdm_mr[i].want_mr_mode,
+			     "row %zu", i);
+		cr_assert_eq(fi->mode, 0, "row %zu: no FI_LOCAL_MR", i);
+		fi_freeinfo(fi);
+		fi_freeinfo(h);
+	}
+}
+
+/* Scalable registration promises application keys; fi_mr_reg gives
+ * rkeys, so the legacy request is refused as it is for MSG. */
+Test(info_rdm, mr_scalable_refused)
+{
+	struct fi_info *h = hints_rdm();
+
+	h->domain_attr->mr_mode = FI_MR_SCALABLE;
+	rdm_fails(h, V(1, 4), -FI_ENODATA, "1.4 scalable");
+	rdm_fails(h, V_NOW, -FI_ENODATA, "1.17 scalable");
+	fi_freeinfo(h);
+}
+
+Test(info_rdm, domain_enums_reported)
+{
+	enum fi_threading th[] = { FI_THREAD_SAFE, FI_THREAD_FID,
+				   FI_THREAD_DOMAIN, FI_THREAD_COMPLETION,
+				   FI_THREAD_ENDPOINT };
+	enum fi_av_type av[] = { FI_AV_TABLE, FI_AV_MAP, FI_AV_UNSPEC };
+	size_t i;
+
+	for (i = 0; i < COUNT(th); i++) {
+		struct fi_info *h = hints_rdm(), *fi;
+
+		h->domain_attr->threading = th[i];
+		h->domain_attr->av_type = av[i % COUNT(av)];
+		h->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+		h->domain_attr->data_progress = i % 2 ? FI_PROGRESS_MANUAL :
+							FI_PROGRESS_UNSPEC;
+		h->domain_attr->resource_mgmt = FI_RM_ENABLED;
+		fi = rdm_ok(h, V_NOW);
+		cr_assert_eq(fi->domain_attr->threading, th[i]);
+		cr_assert_eq(fi->domain_attr->av_type, av[i % COUNT(av)]);
+		cr_assert_eq(fi->domain_attr->data_progress,
+			     FI_PROGRESS_MANUAL);
+		cr_assert_eq(fi->domain_attr->control_progress,
+			     FI_PROGRESS_MANUAL);
+		fi_freeinfo(fi);
+		fi_freeinfo(h);
+	}
+}
+
+/* Matching is bitwise under the mask: any layout is honoured as asked. */
+Test(info_rdm, mem_tag_format)
+{
+	uint64_t fmts[] = { 0, 0xFFFFFFFFFFFFFFFFULL, 0x30FF,
+			    0xAAAAAAAAAAAAAAAAULL, 0x0000FFFF00FFFFFFULL };
+	size_t i;
+
+	for (i = 0; i < COUNT(fmts); i++) {
+		struct fi_info *h = hints_rdm(), *fi;
+
+		h->ep_attr->mem_tag_format = fmts[i];
+		fi = rdm_ok(h, V_NOW);
+		cr_assert_eq(fi->ep_attr->mem_tag_format,
+			     fmts[i] ? fmts[i] : 0xAAAAAAAAAAAAAAAAULL,
+			     "format %zu", i);
+		fi_freeinfo(fi);
+		fi_freeinfo(h);
+	}
+}
+
+Test(info_rdm, sizes_at_the_maximum)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->tx_attr->size = 16384;
+	h->rx_attr->size = 16384;
+	h->tx_attr->inject_size = 256;
+	h->tx_attr->iov_limit = 4;
+	h->rx_attr->iov_limit = 4;
+	h->rx_attr->total_buffered_recv = 1 << 20;
+	h->ep_attr->max_msg_size = 1ULL << 30;
+	h->ep_attr->protocol = RIVET_PROTO_RDM;
+	h->ep_attr->protocol_version = 1;
+	h->ep_attr->tx_ctx_cnt = 1;
+	h->ep_attr->rx_ctx_cnt = 1;
+	h->domain_attr->cq_data_size = 8;
+	h->domain_attr->mr_key_size = 4;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->tx_attr->size, 16384);
+	cr_assert_eq(fi->rx_attr->size, 16384);
+	cr_assert_eq(fi->tx_attr->inject_size, 256);
+	cr_assert_eq(fi->rx_attr->total_buffered_recv, 0, "ours reported");
+	cr_assert_eq(fi->ep_attr->max_msg_size, 1ULL << 30);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+Test(info_rdm, orders_and_op_flags)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->caps |= FI_MULTI_RECV;
+	h->tx_attr->msg_order = FI_ORDER_SAS;
+	h->rx_attr->msg_order = FI_ORDER_SAS;
+	h->tx_attr->comp_order = FI_ORDER_NONE;
+	h->tx_attr->op_flags = FI_INJECT | FI_TRANSMIT_COMPLETE |
+			       FI_COMPLETION;
+	h->rx_attr->op_flags = FI_MULTI_RECV | FI_COMPLETION;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->tx_attr->msg_order, FI_ORDER_SAS);
+	cr_assert_eq(fi->tx_attr->op_flags, FI_INJECT | FI_TRANSMIT_COMPLETE |
+						    FI_COMPLETION);
+	cr_assert_eq(fi->rx_attr->op_flags, FI_MULTI_RECV | FI_COMPLETION);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+/* ---- hints the RDM refuses: one change to hints_rdm() each ---- */
+MUT(rma, h->caps = FI_TAGGED | FI_RMA)
+MUT(rma_read, h->caps = FI_MSG | FI_RMA | FI_READ)
+MUT(atomic, h->caps = FI_TAGGED | FI_ATOMIC)
+MUT(source_err, h->caps = FI_TAGGED | FI_SOURCE | FI_SOURCE_ERR)
+MUT(rma_event, h->caps = FI_RMA | FI_RMA_EVENT)
+MUT(multicast, h->caps = FI_MSG | FI_MULTICAST)
+MUT(named_rx_ctx, h->caps = FI_TAGGED | FI_NAMED_RX_CTX)
+MUT(variable_msg, h->caps = FI_TAGGED | FI_VARIABLE_MSG)
+MUT(shared_av, h->caps = FI_TAGGED | FI_SHARED_AV)
+MUT(hmem, h->caps = FI_TAGGED | FI_HMEM)
+MUT(fence, h->caps = FI_TAGGED | FI_FENCE)
+MUT(trigger, h->caps = FI_TAGGED | FI_TRIGGER)
+MUT(tx_caps_rma, h->caps = 0; h->tx_attr->caps = FI_RMA)
+MUT(rx_caps_beyond, h->caps = FI_MSG; h->rx_attr->caps = FI_TAGGED)
+MUT(ep_msg, h->ep_attr->type = FI_EP_MSG)
+MUT(ep_dgram, h->ep_attr->type = FI_EP_DGRAM)
+MUT(protocol_msg, h->ep_attr->protocol = RIVET_PROTO_MSG)
+MUT(protocol_version, h->ep_attr->protocol_version = 2)
+MUT(addr_in6, h->addr_format = FI_SOCKADDR_IN6)
+MUT(data_auto, h->domain_attr->data_progress = FI_PROGRESS_AUTO)
+MUT(ctrl_auto, h->domain_attr->control_progress = FI_PROGRESS_AUTO)
+MUT(tx_size, h->tx_attr->size = 16385)
+MUT(rx_size, h->rx_attr->size = 16385)
+MUT(inject, h->tx_attr->inject_size = 257)
+MUT(max_msg, h->ep_attr->max_msg_size = (1ULL << 30) + 1)
+MUT(order_raw_size, h->ep_attr->max_order_raw_size = 1)
+MUT(order_waw_size, h->ep_attr->max_order_waw_size = 1)
+MUT(tx_iov, h->tx_attr->iov_limit = 5)
+MUT(rx_iov, h->rx_attr->iov_limit = 5)
+MUT(rma_iov, h->tx_attr->rma_iov_limit = 1)
+MUT(tx_ctx_cnt, h->ep_attr->tx_ctx_cnt = 2)
+MUT(rx_shared, h->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT)
+MUT(srx_ctx, h->domain_attr->max_ep_srx_ctx = 1)
+MUT(cq_data_9, h->domain_attr->cq_data_size = 9)
+MUT(max_err_data, h->domain_attr->max_err_data = 1)
+MUT(tx_order_raw, h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RAW)
+MUT(rx_order_rma, h->rx_attr->msg_order = FI_ORDER_RMA_RAW)
+MUT(tx_comp_strict, h->tx_attr->comp_order = FI_ORDER_STRICT)
+MUT(rx_comp_data, h->rx_attr->comp_order = FI_ORDER_DATA)
+MUT(tx_delivery, h->tx_attr->op_flags = FI_DELIVERY_COMPLETE)
+MUT(tx_commit, h->tx_attr->op_flags = FI_COMMIT_COMPLETE)
+MUT(rx_multi_recv_no_cap, h->rx_attr->op_flags = FI_MULTI_RECV)
+MUT(rx_inject, h->rx_attr->op_flags = FI_INJECT)
+MUT(auth_key, h->domain_attr->auth_key_size = 16)
+MUT(prov_layered, h->fabric_attr->prov_name = strdup("rivet;ofi_rxm"))
+
+static const struct hint_case g_rdm_nodata[] = {
+	CASE(rma), CASE(rma_read), CASE(atomic), CASE(source_err),
+	CASE(rma_event), CASE(multicast), CASE(named_rx_ctx),
+	CASE(variable_msg), CASE(shared_av), CASE(hmem), CASE(fence),
+	CASE(trigger), CASE(tx_caps_rma), CASE(rx_caps_beyond), CASE(ep_msg),
+	CASE(ep_dgram), CASE(protocol_msg), CASE(protocol_version),
+	CASE(addr_in6), CASE(data_auto), CASE(ctrl_auto), CASE(tx_size),
+	CASE(rx_size), CASE(inject), CASE(max_msg), CASE(order_raw_size),
+	CASE(order_waw_size), CASE(tx_iov), CASE(rx_iov), CASE(rma_iov),
+	CASE(tx_ctx_cnt), CASE(rx_shared), CASE(srx_ctx), CASE(cq_data_9),
+	CASE(max_err_data), CASE(tx_order_raw), CASE(rx_order_rma),
+	CASE(tx_comp_strict), CASE(rx_comp_data), CASE(tx_delivery),
+	CASE(tx_commit), CASE(rx_multi_recv_no_cap), CASE(rx_inject),
+	CASE(auth_key), CASE(prov_layered),
+};
+
+Test(info_rdm, unsatisfiable_is_enodata)
+{
+	run_cases(g_rdm, hints_rdm, g_rdm_nodata, COUNT(g_rdm_nodata),
+		  -FI_ENODATA);
+}
+
+/* The MSG info refuses what only the RDM offers. */
+MUT(msg_unspec_tagged, h->ep_attr->type = FI_EP_UNSPEC)
+MUT(msg_unspec_source, h->ep_attr->type = FI_EP_UNSPEC;
+    h->caps = FI_MSG | FI_SOURCE)
+MUT(msg_tag_format, h->ep_attr->type = FI_EP_UNSPEC; h->caps = FI_MSG;
+    h->ep_attr->mem_tag_format = RIVET_TAG_GENERIC)
+
+static const struct hint_case g_msg_nodata[] = {
+	CASE(msg_unspec_tagged), CASE(msg_unspec_source), CASE(msg_tag_format),
+};
+
+Test(info_rdm, msg_refuses_rdm_hints)
+{
+	run_cases(g_prov, hints_rdm, g_msg_nodata, COUNT(g_msg_nodata),
+		  -FI_ENODATA);
+}
