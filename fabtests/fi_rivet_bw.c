@@ -443,19 +443,34 @@ static void bw_params_init(struct bw_params *params)
 	params->pingpong = g_pause_us >= 0;
 }
 
-static int bw_client(void)
+/* Connect, retrying while the server does not listen yet (refused)
+ * until the timeout. */
+static int bw_connect(void)
 {
+	uint64_t end = ft_now_ms() + ft_opts.timeout_ms;
 	struct bw_params params;
 	int ret;
 
 	bw_params_init(&params);
-	ret = ft_connect_start(&g.fab, &g.conn);
-	/* our first receive must be for the ack, or for the first pong */
-	if (!ret)
-		ret = g_pause_us < 0 ? ft_ctrl_post_recv(&g.conn) :
-			bw_pp_post_recv();
-	ret = ret ? ret : ft_connect_finish(&g.conn, &params, sizeof(params),
-					    NULL, NULL);
+	for (;;) {
+		ret = ft_connect_start(&g.fab, &g.conn);
+		/* our first receive is for the ack, or for the first pong */
+		if (!ret)
+			ret = g_pause_us < 0 ? ft_ctrl_post_recv(&g.conn) :
+				bw_pp_post_recv();
+		ret = ret ? ret : ft_connect_finish(&g.conn, &params,
+						    sizeof(params), NULL, NULL);
+		if (ret != -FI_ECONNREFUSED || ft_now_ms() >= end)
+			return ret;
+		ft_conn_close(&g.conn);
+		usleep(200 * 1000);
+	}
+}
+
+static int bw_client(void)
+{
+	int ret = bw_connect();
+
 	if (ret)
 		return ret;
 	return g_pause_us < 0 ? bw_stream_client() : bw_pp_client();
