@@ -82,6 +82,7 @@ struct rivet_params {
 	int ipv6;
 	size_t eager_size;
 	size_t rdm_rx_bufs;
+	int util_layering;
 };
 extern struct rivet_params g_rivet_params;
 void rivet_params_initialize(void);

@@ -215,6 +215,26 @@ static int rivet_getinfo_one(const struct rivet_dev *dev,
 	return 0;
 }
 
+/*
+ * The core walks its built-in providers before third-party ones, so its
+ * ofi_rxm (layered over rivet's MSG) would be listed before rivet's native
+ * RDM, and MPI takes the first match.  A utility provider asking for a
+ * base provider calls with the core's internal OFI_CORE_PROV_ONLY flag
+ * (bit 59) and excludes itself by name ("^ofi_rxm"): rivet declines such
+ * calls unless FI_RIVET_UTIL_LAYERING is set (for comparisons).
+ */
+#define RIVET_CORE_PROV_ONLY (1ULL << 59)
+
+static bool rivet_getinfo_from_util(uint64_t flags,
+				    const struct fi_info *hints)
+{
+	const char *name = hints && hints->fabric_attr ?
+			   hints->fabric_attr->prov_name : NULL;
+
+	return (flags & RIVET_CORE_PROV_ONLY) ||
+	       (name && strstr(name, "^ofi_"));
+}
+
 int rivet_getinfo(uint32_t version, const char *node, const char *service,
 		  uint64_t flags, const struct fi_info *hints,
 		  struct fi_info **info_p)
@@ -225,6 +245,12 @@ int rivet_getinfo(uint32_t version, const char *node, const char *service,
 	int ret, first_err = -FI_ENODATA;
 	size_t d, i;
 
+	if (!g_rivet_params.util_layering &&
+	    rivet_getinfo_from_util(flags, hints)) {
+		RIVET_INFO(CORE, "not offered as a utility provider's base "
+			   "(FI_RIVET_UTIL_LAYERING=1 allows it)\n");
+		return -FI_ENODATA;
+	}
 	ret = rivet_devs_get(&devs);
 	if (ret)
 		return -FI_ENODATA;

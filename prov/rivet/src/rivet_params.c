@@ -48,6 +48,10 @@ static const struct rivet_param_row g_param_rows[] = {
 	{ "rdm_rx_bufs", RIVET_P_SIZE, &g_rivet_params.rdm_rx_bufs,
 	  "RDM: receive buffers in an endpoint's shared receive queue "
 	  "(default: 512)" },
+	{ "util_layering", RIVET_P_BOOL, &g_rivet_params.util_layering,
+	  "Let the core's utility providers (ofi_rxm) layer over rivet's MSG "
+	  "endpoints; off by default so that rivet's native RDM is the one "
+	  "applications get (default: no)" },
 };
 
 static const enum fi_param_type g_param_types[] = {

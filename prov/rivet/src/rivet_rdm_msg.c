@@ -30,8 +30,10 @@ static size_t rivet_rdm_iov_len(const struct iovec *iov, size_t count)
 	return len;
 }
 
+/* Header, and the payload when eager (len != 0 only then). */
 static void rivet_rdm_stage(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
-			    const struct rivet_rdm_req *req, size_t len)
+			    const struct rivet_rdm_req *req, size_t len,
+			    bool eager)
 {
 	struct rivet_wire_hdr *hdr = (struct rivet_wire_hdr *)op->buf;
 	uint8_t *dst = (uint8_t *)(hdr + 1);
@@ -44,11 +46,11 @@ static void rivet_rdm_stage(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 			  RIVET_WF_CQ_DATA : 0),
 		.tag = req->tag, .data = req->data, .len = len,
 	};
-	for (i = 0; i < req->count; i++) {
+	for (i = 0; eager && i < req->count; i++) {
 		memcpy(dst, req->iov[i].iov_base, req->iov[i].iov_len);
 		dst += req->iov[i].iov_len;
 	}
-	op->buf_len = sizeof(*hdr) + len;
+	op->buf_len = sizeof(*hdr) + (eager ? len : 0);
 }
 
 static struct rivet_tx_op *rivet_rdm_tx_alloc(struct rivet_rdm_ep *ep)
@@ -88,9 +90,8 @@ static int rivet_rdm_tx_start(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		      !(req->flags & FI_DELIVERY_COMPLETE));
 	int ret;
 
-	rivet_rdm_stage(ep, op, req, eager ? len : 0);
+	rivet_rdm_stage(ep, op, req, len, eager);
 	if (!eager) {
-		((struct rivet_wire_hdr *)op->buf)->len = len;
 		ret = rivet_rndv_prepare(ep, op, req->iov, req->desc,
 					 req->count);
 		if (ret)
@@ -211,6 +212,7 @@ static void rivet_rdm_rx_post(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
 	bool directed = ep->caps & FI_DIRECTED_RECV;
 	struct rivet_unexp *u;
 
+	rx->inflight++;		/* delivery may retire rx: keep it alive */
 	do {
 		u = rivet_match_unexp(tagged ? ep->unexp_tag : ep->unexp_msg,
 				      rx->addr, rx->tag, rx->ignore, directed);
@@ -218,8 +220,14 @@ static void rivet_rdm_rx_post(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
 			break;
 		rivet_rdm_unexp_deliver(ep, rx, u, tagged);
 	} while (rx->multi && !rx->released);
-	if (rx->released)
+	rx->inflight--;
+	if (rx->released) {
+		if (!rx->inflight) {
+			ep->rx_ops_used--;
+			free(rx);
+		}
 		return;
+	}
 	rx->posted = true;
 	if (tagged)
 		DL_APPEND(ep->posted_tag, rx);
