@@ -46,9 +46,11 @@
 	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | \
 	 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 /* An eager send completes when RC has delivered it into the peer's bounce
- * buffer (transmit complete), before it is matched: no delivery complete. */
+ * buffer (transmit complete); a send with FI_DELIVERY_COMPLETE goes by
+ * rendezvous, whose FIN means the data is in the target's buffer. */
 #define RIVET_RDM_TX_OP_FLAGS \
-	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE)
+	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | \
+	 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 
 #define RIVET_MR_MODE \
 	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)

@@ -473,7 +473,6 @@ MUT(tx_order_raw, h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RAW)
 MUT(rx_order_rma, h->rx_attr->msg_order = FI_ORDER_RMA_RAW)
 MUT(tx_comp_strict, h->tx_attr->comp_order = FI_ORDER_STRICT)
 MUT(rx_comp_data, h->rx_attr->comp_order = FI_ORDER_DATA)
-MUT(tx_delivery, h->tx_attr->op_flags = FI_DELIVERY_COMPLETE)
 MUT(tx_commit, h->tx_attr->op_flags = FI_COMMIT_COMPLETE)
 MUT(rx_multi_recv_no_cap, h->rx_attr->op_flags = FI_MULTI_RECV)
 MUT(rx_inject, h->rx_attr->op_flags = FI_INJECT)
@@ -491,7 +490,7 @@ static const struct hint_case g_rdm_nodata[] = {
 	CASE(order_waw_size), CASE(tx_iov), CASE(rx_iov), CASE(rma_iov),
 	CASE(tx_ctx_cnt), CASE(rx_shared), CASE(srx_ctx), CASE(cq_data_9),
 	CASE(max_err_data), CASE(tx_order_raw), CASE(rx_order_rma),
-	CASE(tx_comp_strict), CASE(rx_comp_data), CASE(tx_delivery),
+	CASE(tx_comp_strict), CASE(rx_comp_data),
 	CASE(tx_commit), CASE(rx_multi_recv_no_cap), CASE(rx_inject),
 	CASE(auth_key), CASE(prov_layered),
 };
@@ -517,4 +516,16 @@ Test(info_rdm, msg_refuses_rdm_hints)
 {
 	run_cases(g_prov, hints_rdm, g_msg_nodata, COUNT(g_msg_nodata),
 		  -FI_ENODATA);
+}
+
+/* FI_DELIVERY_COMPLETE is real on RDM (rendezvous + FIN): offered. */
+Test(info_rdm, tx_delivery_complete_offered)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert(fi->tx_attr->op_flags & FI_DELIVERY_COMPLETE);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
 }
