@@ -153,6 +153,10 @@ run_single fi_rivet_objects -s "$addr"
 run_rivet_pair fi_rivet_cm
 run_rivet_pair fi_rivet_msg -S "$sizes"
 run_rivet_pair fi_rivet_rma -S "$sizes"
+if [ "$prov" = rivet ]; then
+	# injects larger than the device's inline size: the bounce-buffer path
+	FI_RIVET_INJECT_SIZE=4096 run_rivet_pair fi_rivet_msg -S 4096
+fi
 
 if command -v fi_pingpong >/dev/null; then
 	port=$((port + 2))
