@@ -231,6 +231,10 @@ struct rivet_rdm_ep {
 	struct rdma_cm_id *listen_id;
 	union rivet_sockaddr name;
 	struct ibv_cq *ibv_cq;
+	struct ibv_comp_channel *comp_channel;	/* FI_PROGRESS_AUTO only */
+	pthread_t progress_tid;
+	int stop_fd;
+	bool progress_thread;
 	struct ibv_srq *srq;
 	size_t ctrl_free;
 	/* registered slabs: SRQ buffers, tx staging slots, FIN buffers */
@@ -315,6 +319,10 @@ struct rivet_rx_op *rivet_match_posted(struct rivet_rx_op *head,
 struct rivet_unexp *rivet_match_unexp(struct rivet_unexp *head,
 				      fi_addr_t src, uint64_t tag,
 				      uint64_t ignore, bool directed);
+
+/* rivet_rdm_thread.c: FI_PROGRESS_AUTO */
+int rivet_rdm_thread_start(struct rivet_rdm_ep *ep);
+void rivet_rdm_thread_stop(struct rivet_rdm_ep *ep);
 
 /* rivet_rdm_msg.c */
 extern struct fi_ops_msg g_rivet_rdm_msg_ops;

@@ -624,8 +624,10 @@ static int rivet_match_domain(struct rivet_match *m)
 		return 0;
 	if (hd->control_progress == FI_PROGRESS_AUTO)
 		return rivet_match_fail(-FI_ENODATA, "control_progress AUTO");
+	/* RDM's protocol runs in a progress thread when AUTO is asked for */
 	if (hd->data_progress == FI_PROGRESS_AUTO &&
-	    d->data_progress != FI_PROGRESS_AUTO)
+	    d->data_progress != FI_PROGRESS_AUTO &&
+	    m->fi->ep_attr->type != FI_EP_RDM)
 		return rivet_match_fail(-FI_ENODATA, "data_progress AUTO");
 	if (!rivet_tclass_ok(hd->tclass))
 		return rivet_match_fail(-FI_ENODATA, "domain_attr->tclass");

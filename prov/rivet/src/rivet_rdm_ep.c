@@ -119,6 +119,13 @@ static int rivet_rdm_slab_construct(struct rivet_rdm_ep *ep)
 	return 0;
 }
 
+static bool rivet_rdm_ep_auto(const struct rivet_rdm_ep *ep)
+{
+	const struct fi_domain_attr *d = ep->info->domain_attr;
+
+	return d && d->data_progress == FI_PROGRESS_AUTO;
+}
+
 static int rivet_rdm_verbs_construct(struct rivet_rdm_ep *ep)
 {
 	const struct rivet_dev *dev = ep->domain->dev;
@@ -131,7 +138,14 @@ static int rivet_rdm_verbs_construct(struct rivet_rdm_ep *ep)
 				 (size_t)dev->attr.max_srq_wr);
 	cqe = RIVET_MIN((size_t)dev->attr.max_cqe,
 			ep->srq_size + ep->tx_size + RIVET_RDM_CTRL_BUDGET + 64);
-	ep->ibv_cq = ibv_create_cq(dev->ctx, cqe, NULL, NULL, 0);
+	if (rivet_rdm_ep_auto(ep)) {
+		ep->comp_channel = ibv_create_comp_channel(dev->ctx);
+		if (!ep->comp_channel)
+			return rivet_errno_to_fi(errno);
+		fcntl(ep->comp_channel->fd, F_SETFL,
+		      fcntl(ep->comp_channel->fd, F_GETFL) | O_NONBLOCK);
+	}
+	ep->ibv_cq = ibv_create_cq(dev->ctx, cqe, NULL, ep->comp_channel, 0);
 	if (!ep->ibv_cq)
 		return rivet_errno_to_fi(errno);
 	sattr.attr.max_wr = ep->srq_size;
@@ -192,6 +206,8 @@ static int rivet_rdm_ep_enable(struct rivet_rdm_ep *ep)
 	if (ret)
 		return ret;
 	ep->enabled = true;
+	if (rivet_rdm_ep_auto(ep))
+		return rivet_rdm_thread_start(ep);
 	return 0;
 }
 
@@ -280,6 +296,7 @@ static int rivet_rdm_ep_close(struct fid *fid)
 					       ep_fid.fid);
 	size_t i;
 
+	rivet_rdm_thread_stop(ep);
 	if (ep->tx_cq)
 		rivet_cq_del_source(ep->tx_cq, ep);
 	if (ep->rx_cq)
@@ -296,6 +313,8 @@ static int rivet_rdm_ep_close(struct fid *fid)
 		ibv_destroy_srq(ep->srq);
 	if (ep->ibv_cq)
 		ibv_destroy_cq(ep->ibv_cq);
+	if (ep->comp_channel)
+		ibv_destroy_comp_channel(ep->comp_channel);
 	if (ep->slab_mr)
 		ibv_dereg_mr(ep->slab_mr);
 	if (ep->cm_channel)

@@ -453,7 +453,6 @@ MUT(ep_dgram, h->ep_attr->type = FI_EP_DGRAM)
 MUT(protocol_msg, h->ep_attr->protocol = RIVET_PROTO_MSG)
 MUT(protocol_version, h->ep_attr->protocol_version = 2)
 MUT(addr_in6, h->addr_format = FI_SOCKADDR_IN6)
-MUT(data_auto, h->domain_attr->data_progress = FI_PROGRESS_AUTO)
 MUT(ctrl_auto, h->domain_attr->control_progress = FI_PROGRESS_AUTO)
 MUT(tx_size, h->tx_attr->size = 16385)
 MUT(rx_size, h->rx_attr->size = 16385)
@@ -485,7 +484,7 @@ static const struct hint_case g_rdm_nodata[] = {
 	CASE(variable_msg), CASE(shared_av), CASE(hmem), CASE(fence),
 	CASE(trigger), CASE(tx_caps_rma), CASE(rx_caps_beyond), CASE(ep_msg),
 	CASE(ep_dgram), CASE(protocol_msg), CASE(protocol_version),
-	CASE(addr_in6), CASE(data_auto), CASE(ctrl_auto), CASE(tx_size),
+	CASE(addr_in6), CASE(ctrl_auto), CASE(tx_size),
 	CASE(rx_size), CASE(inject), CASE(max_msg), CASE(order_raw_size),
 	CASE(order_waw_size), CASE(tx_iov), CASE(rx_iov), CASE(rma_iov),
 	CASE(tx_ctx_cnt), CASE(rx_shared), CASE(srx_ctx), CASE(cq_data_9),
@@ -526,6 +525,18 @@ Test(info_rdm, tx_delivery_complete_offered)
 	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
 	fi = rdm_ok(h, V_NOW);
 	cr_assert(fi->tx_attr->op_flags & FI_DELIVERY_COMPLETE);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+/* FI_PROGRESS_AUTO data progress: a progress thread per RDM endpoint. */
+Test(info_rdm, data_progress_auto_offered)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->domain_attr->data_progress, FI_PROGRESS_AUTO);
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
