@@ -158,6 +158,11 @@ void ft_fork_case(const char *name, void (*fn)(void))
 
 /* ---- options ---------------------------------------------------------- */
 
+/* A program's own options, added to the common ones. */
+static const char *g_extra_opts = "";
+static const char *g_extra_help = "";
+static void (*g_extra_fn)(int op, const char *arg);
+
 static void ft_usage(const char *prog, const char *desc, bool two_sided)
 {
 	printf("Usage: %s [OPTIONS]%s\n%s\n\n", prog,
@@ -165,7 +170,7 @@ static void ft_usage(const char *prog, const char *desc, bool two_sided)
 	       desc);
 	printf(" -p PROV      provider name (default: any)\n"
 	       " -d DOMAIN    domain name\n"
-	       " -e EP        endpoint type: msg (only msg for now)\n"
+	       " -e EP        endpoint type: msg or rdm\n"
 	       " -I N         iterations (default 10)\n"
 	       " -S SIZE|all  transfer size (k/m/g suffixes) or all sizes\n"
 	       " -M SIZE      largest size for -S all (default 64m)\n"
@@ -176,6 +181,7 @@ static void ft_usage(const char *prog, const char *desc, bool two_sided)
 	       " -v           verbose\n"
 	       " -h           this help\n",
 	       FT_DEFAULT_PORT, FT_DEFAULT_PORT, FT_DEFAULT_TIMEOUT_MS);
+	printf("%s", g_extra_help);
 }
 
 static bool ft_parse_size(const char *str, size_t *size_p)
@@ -227,9 +233,12 @@ static void ft_parse_opt(const char *prog, int op, const char *arg)
 			ft_die_usage(prog, "bad timeout", arg);
 		break;
 	case 'e':
-		if (strcasecmp(arg, "msg"))
+		if (!strcasecmp(arg, "msg"))
+			ft_opts.ep_type = FI_EP_MSG;
+		else if (!strcasecmp(arg, "rdm"))
+			ft_opts.ep_type = FI_EP_RDM;
+		else
 			ft_die_usage(prog, "unsupported endpoint type", arg);
-		ft_opts.ep_type = FI_EP_MSG;
 		break;
 	case 'M':
 		if (!ft_parse_size(arg, &ft_opts.max_size))
@@ -242,15 +251,29 @@ static void ft_parse_opt(const char *prog, int op, const char *arg)
 			ft_die_usage(prog, "bad size", arg);
 		break;
 	default:
-		exit(2);
+		if (g_extra_fn && strchr(g_extra_opts, op))
+			g_extra_fn(op, arg);
+		else
+			exit(2);
 	}
+}
+
+void ft_set_extra_opts(const char *optstr, const char *help,
+		       void (*fn)(int op, const char *arg))
+{
+	g_extra_opts = optstr;
+	g_extra_help = help;
+	g_extra_fn = fn;
 }
 
 void ft_parse_opts(int argc, char **argv, const char *desc, bool two_sided)
 {
+	char optstr[64];
 	int op;
 
-	while ((op = getopt(argc, argv, "p:d:e:I:S:M:s:B:P:T:vh")) != -1) {
+	snprintf(optstr, sizeof(optstr), "p:d:e:I:S:M:s:B:P:T:vh%s",
+		 g_extra_opts);
+	while ((op = getopt(argc, argv, optstr)) != -1) {
 		if (op == 'h') {
 			ft_usage(argv[0], desc, two_sided);
 			exit(0);
@@ -434,6 +457,8 @@ int ft_cq_open(struct fid_domain *domain, size_t size, enum fi_wait_obj wait,
 	return fi_cq_open(domain, &attr, cq_p, NULL);
 }
 
+static uint64_t g_next_key;
+
 int ft_buf_alloc(struct fid_domain *domain, size_t len, uint64_t access,
 		 struct ft_buf *buf)
 {
@@ -447,8 +472,9 @@ int ft_buf_alloc(struct fid_domain *domain, size_t len, uint64_t access,
 		return -FI_ENOMEM;
 	memset(buf->ptr, 0, alloc);
 	buf->len = alloc;
-	ret = fi_mr_reg(domain, buf->ptr, alloc, access, 0, 0, 0, &buf->mr,
-			NULL);
+	/* distinct keys for providers without FI_MR_PROV_KEY (rxm) */
+	ret = fi_mr_reg(domain, buf->ptr, alloc, access, 0, ++g_next_key, 0,
+			&buf->mr, NULL);
 	if (ret) {
 		ft_info("fi_mr_reg(%zu bytes): %s", alloc, fi_strerror(-ret));
 		free(buf->ptr);

@@ -98,6 +98,8 @@ void ft_fork_case(const char *name, void (*fn)(void));
 
 /* options */
 void ft_parse_opts(int argc, char **argv, const char *desc, bool two_sided);
+void ft_set_extra_opts(const char *optstr, const char *help,
+		       void (*fn)(int op, const char *arg));
 bool ft_is_server(void);
 size_t ft_size_list(size_t max, size_t *sizes, size_t cap);
 int ft_timeout_for(size_t len);

@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: MIT
+/* RDM conformance (server/client): message and tagged sizes, ping-pong,
+ * matching, ordering, unexpected storms, peek/claim/discard, cancel, multi-
+ * receive buffers, FI_SOURCE, CQ data, inject, truncation, bad arguments. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fi_rivet_rdm.h"
+
+struct rdm_state g_rdm;
+
+/* ---- posting and checking --------------------------------------------- */
+
+int rdm_send(const char *name, int e, bool tagged, void *buf,
+		    size_t len, uint64_t tag, void *ctx)
+{
+	struct fid_ep *ep = g_rdm.ep[e].ep;
+	ssize_t ret;
+
+	if (tagged)
+		ret = FT_RDM_POST(fi_tsend(ep, buf, len, g_rdm.tx.desc,
+					   g_rdm.dest[e], tag, ctx));
+	else
+		ret = FT_RDM_POST(fi_send(ep, buf, len, g_rdm.tx.desc,
+					  g_rdm.dest[e], ctx));
+	if (ret)
+		ft_fail(name, "%s(%zu): %s", tagged ? "fi_tsend" : "fi_send",
+			len, fi_strerror((int)-ret));
+	return (int)ret;
+}
+
+int rdm_recv(const char *name, bool tagged, void *buf, size_t len,
+		    uint64_t tag, uint64_t ignore, fi_addr_t src, void *ctx)
+{
+	struct fid_ep *ep = g_rdm.ep[0].ep;
+	void *desc = g_rdm.rx.desc;
+	ssize_t ret;
+
+	if (tagged)
+		ret = FT_RDM_POST(fi_trecv(ep, buf, len, desc, src, tag,
+					   ignore, ctx));
+	else
+		ret = FT_RDM_POST(fi_recv(ep, buf, len, desc, src, ctx));
+	if (ret)
+		ft_fail(name, "%s(%zu): %s", tagged ? "fi_trecv" : "fi_recv",
+			len, fi_strerror((int)-ret));
+	return (int)ret;
+}
+
+/* Wait for ctx on endpoint e; -1 (FAIL printed) unless it succeeded. */
+int rdm_wait_ok(const char *name, int e, void *ctx,
+		       struct ft_comp *comp, size_t len)
+{
+	struct ft_comp lcomp;
+	int ret;
+
+	comp = comp ? comp : &lcomp;
+	ret = ft_rdm_wait(g_rdm.ep[e].cq, ctx, comp, ft_rdm_timeout(len));
+	if (ret) {
+		ft_fail(name, "no completion: %s", fi_strerror(-ret));
+		return -1;
+	}
+	if (comp->err) {
+		ft_fail(name, "error completion: %s", ft_comp_str(comp));
+		return -1;
+	}
+	return 0;
+}
+
+/* Length, flags, tag, source and payload of a receive completion. */
+int rdm_check_recv(const char *name, const struct ft_comp *comp,
+			  bool tagged, size_t len, uint64_t tag, fi_addr_t src,
+			  const void *buf, uint32_t seed)
+{
+	uint64_t want = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+	ssize_t bad;
+
+	if ((comp->flags & want) != want || comp->len != len) {
+		ft_fail(name, "flags 0x%llx (want 0x%llx), len %zu (want %zu)",
+			(unsigned long long)comp->flags,
+			(unsigned long long)want, comp->len, len);
+		return -1;
+	}
+	if (tagged && comp->tag != tag) {
+		ft_fail(name, "tag 0x%llx, want 0x%llx",
+			(unsigned long long)comp->tag, (unsigned long long)tag);
+		return -1;
+	}
+	if (src != FI_ADDR_UNSPEC && comp->src != src) {
+		ft_fail(name, "FI_SOURCE gave fi_addr %llu, want %llu (data "
+			"%s)", (unsigned long long)comp->src,
+			(unsigned long long)src,
+			ft_verify(buf, len, seed) < 0 ? "right" : "wrong");
+		return -1;
+	}
+	bad = ft_verify(buf, len, seed);
+	if (bad >= 0)
+		ft_fail(name, "data corrupt at byte %zd of %zu", bad, len);
+	return bad >= 0 ? -1 : 0;
+}
+
+int rdm_wait_recv(const char *name, void *ctx, bool tagged,
+			 size_t len, uint64_t tag, const void *buf,
+			 uint32_t seed)
+{
+	struct ft_comp comp;
+
+	if (rdm_wait_ok(name, 0, ctx, &comp, len))
+		return -1;
+	return rdm_check_recv(name, &comp, tagged, len, tag, g_rdm.peer[0], buf,
+			      seed);
+}
+
+int rdm_sync(void)
+{
+	int ret = ft_oob_sync();
+
+	g_rdm.nsync++;
+	if (ret)
+		ft_fail("oob_sync", "%s", fi_strerror(-ret));
+	return ret;
+}
+
+/* ---- sizes and ping-pong ---------------------------------------------- */
+
+/* The client sends len bytes, the server checks them and answers with
+ * another payload of the same length, which the client checks. */
+static int rdm_round(const char *name, bool tagged, size_t len, uint64_t tag,
+		     uint32_t seed)
+{
+	void *ctx_r = &g_rdm.rxctx[0], *ctx_s = &g_rdm.txctx[0];
+	bool srv = ft_is_server();
+
+	if (rdm_recv(name, tagged, g_rdm.rx.ptr, len, tag, 0, FI_ADDR_UNSPEC,
+		     ctx_r))
+		return -1;
+	if (srv && rdm_wait_recv(name, ctx_r, tagged, len, tag, g_rdm.rx.ptr,
+				 seed))
+		return -1;
+	ft_fill(g_rdm.tx.ptr, len, srv ? seed + 1 : seed);
+	if (rdm_send(name, 0, tagged, g_rdm.tx.ptr, len, tag, ctx_s) ||
+	    rdm_wait_ok(name, 0, ctx_s, NULL, len))
+		return -1;
+	if (!srv && rdm_wait_recv(name, ctx_r, tagged, len, tag, g_rdm.rx.ptr,
+				  seed + 1))
+		return -1;
+	return 0;
+}
+
+static void rdm_sizes(bool tagged, const char *name)
+{
+	size_t sizes[RDM_MAX_SIZES], n, i;
+	char what[64];
+
+	n = ft_rdm_size_list(g_rdm.max, sizes, RDM_MAX_SIZES);
+	for (i = 0; i < n; i++) {
+		snprintf(what, sizeof(what), "%s[%zu]", name, sizes[i]);
+		if (rdm_round(what, tagged, sizes[i],
+			      RDM_TAG(T_SIZES, sizes[i]), (uint32_t)i * 2))
+			return;
+	}
+	ft_ok(name);
+}
+
+static void rdm_sizes_msg(void)
+{
+	rdm_sizes(false, "rdm_sizes_msg");
+}
+
+static void rdm_sizes_tagged(void)
+{
+	rdm_sizes(true, "rdm_sizes_tagged");
+}
+
+/* -I rounds per size, fewer above 1 MiB to bound the run time. */
+static void rdm_pingpong(void)
+{
+	size_t sizes[RDM_MAX_SIZES], n, i;
+	uint64_t t0;
+	int it, iters;
+	char what[64];
+
+	n = ft_rdm_size_list(g_rdm.max, sizes, RDM_MAX_SIZES);
+	for (i = 0; i < n; i++) {
+		iters = ft_opts.iters;
+		if (sizes[i] > (1UL << 20))
+			iters = (int)(iters * (1UL << 20) / sizes[i]) + 1;
+		snprintf(what, sizeof(what), "rdm_pingpong[%zu]", sizes[i]);
+		t0 = ft_now_ms();
+		for (it = 0; it < iters; it++)
+			if (rdm_round(what, true, sizes[i],
+				      RDM_TAG(T_PINGPONG, it), it * 2 + 100))
+				return;
+		if (ft_opts.verbose)
+			ft_info("%s: %d rounds, %.1f ms per round", what,
+				iters, (double)(ft_now_ms() - t0) / iters);
+	}
+	ft_ok("rdm_pingpong");
+}
+
+/* ---- matching --------------------------------------------------------- */
+
+/* A receive with an ignore mask matches only what it should, and reports
+ * the sender's full tag, both for posted and for unexpected messages. */
+static void rdm_ignore_server(void)
+{
+	const char *name = "rdm_tag_ignore";
+	struct ft_comp comp;
+	void *buf = g_rdm.rx.ptr;
+
+	if (rdm_recv(name, true, buf, 64, RDM_TAG(T_IGNORE, 0x550000), 0xffff,
+		     FI_ADDR_UNSPEC, &g_rdm.rxctx[0]) || rdm_sync())
+		return;
+	/* the client sent 0x9999, then 0x12345678abcd, then 0x55abcd */
+	if (rdm_wait_ok(name, 0, &g_rdm.rxctx[0], &comp, 64) ||
+	    rdm_check_recv(name, &comp, true, 64, RDM_TAG(T_IGNORE, 0x55abcd),
+			   g_rdm.peer[0], buf, 3))
+		return;
+	if (rdm_recv(name, true, buf, 64, RDM_TAG(T_IGNORE, 0x12345678000),
+		     0xfff, FI_ADDR_UNSPEC, &g_rdm.rxctx[0]) ||
+	    rdm_wait_recv(name, &g_rdm.rxctx[0], true, 64,
+			  RDM_TAG(T_IGNORE, 0x12345678abc), buf, 2))
+		return;
+	if (rdm_recv(name, true, buf, 64, RDM_TAG(T_IGNORE, 0x9999), 0,
+		     FI_ADDR_UNSPEC, &g_rdm.rxctx[0]) ||
+	    rdm_wait_recv(name, &g_rdm.rxctx[0], true, 64,
+			  RDM_TAG(T_IGNORE, 0x9999), buf, 1))
+		return;
+	ft_ok(name);
+}
+
+static void rdm_ignore_client(void)
+{
+	static const uint64_t tags[] = { 0x9999, 0x12345678abc, 0x55abcd };
+	const char *name = "rdm_tag_ignore";
+	uint8_t *buf = g_rdm.tx.ptr;
+	int i;
+
+	if (rdm_sync())
+		return;
+	for (i = 0; i < 3; i++) {
+		ft_fill(buf + i * 64, 64, i + 1);
+		if (rdm_send(name, 0, true, buf + i * 64, 64,
+			     RDM_TAG(T_IGNORE, tags[i]), &g_rdm.txctx[i]))
+			return;
+	}
+	for (i = 0; i < 3; i++)
+		if (rdm_wait_ok(name, 0, &g_rdm.txctx[i], NULL, 64))
+			return;
+	ft_ok(name);
+}
+
+/* Two receives for one tag, the first directed at the client's first
+ * endpoint, the second for FI_ADDR_UNSPEC; both client endpoints send.
+ * Whatever the arrival order, the directed one must get the first
+ * endpoint's message. Once with the receives posted first, once with
+ * the messages sent first. */
+static int rdm_directed_round(const char *name, bool posted, uint32_t seed)
+{
+	uint64_t tag = RDM_TAG(T_DIRECTED, 1);
+	uint8_t *buf = g_rdm.rx.ptr;
+	struct ft_comp comp;
+
+	if (!posted && rdm_sync())
+		return -1;
+	if (rdm_recv(name, true, buf, 256, tag, 0, g_rdm.peer[0],
+		     &g_rdm.rxctx[0]) ||
+	    rdm_recv(name, true, buf + 256, 256, tag, 0, FI_ADDR_UNSPEC,
+		     &g_rdm.rxctx[1]))
+		return -1;
+	if (posted && rdm_sync())
+		return -1;
+	if (rdm_wait_ok(name, 0, &g_rdm.rxctx[0], &comp, 256) ||
+	    rdm_check_recv(name, &comp, true, 256, tag, g_rdm.peer[0], buf,
+			   seed))
+		return -1;
+	if (rdm_wait_ok(name, 0, &g_rdm.rxctx[1], &comp, 256) ||
+	    rdm_check_recv(name, &comp, true, 256, tag, g_rdm.peer[1],
+			   buf + 256, seed + 1))
+		return -1;
+	return posted ? rdm_sync() : 0;
+}
+
+static void rdm_directed_server(void)
+{
+	if (!rdm_directed_round("rdm_directed_recv", true, 10) &&
+	    !rdm_directed_round("rdm_directed_recv_unexpected", false, 20)) {
+		ft_ok("rdm_directed_recv");
+		ft_ok("rdm_cq_readfrom_source");
+	}
+}
+
+static int rdm_directed_send(const char *name, bool posted, uint32_t seed)
+{
+	uint64_t tag = RDM_TAG(T_DIRECTED, 1);
+	uint8_t *buf = g_rdm.tx.ptr;
+
+	if (posted && rdm_sync())
+		return -1;
+	ft_fill(buf, 256, seed);
+	ft_fill(buf + 256, 256, seed + 1);
+	if (rdm_send(name, 1, true, buf + 256, 256, tag, &g_rdm.txctx[1]) ||
+	    rdm_send(name, 0, true, buf, 256, tag, &g_rdm.txctx[0]) ||
+	    rdm_wait_ok(name, 1, &g_rdm.txctx[1], NULL, 256) ||
+	    rdm_wait_ok(name, 0, &g_rdm.txctx[0], NULL, 256))
+		return -1;
+	return rdm_sync();
+}
+
+static void rdm_directed_client(void)
+{
+	if (!rdm_directed_send("rdm_directed_recv", true, 10) &&
+	    !rdm_directed_send("rdm_directed_recv_unexpected", false, 20))
+		ft_ok("rdm_directed_send");
+}
+
+/* ---- CQ data, inject, delivery complete ------------------------------- */
+
+static const size_t g_cqdata_len[] = { 64, 64, 1 << 20 };
+
+static void rdm_cqdata_server(void)
+{
+	const char *name = "rdm_remote_cq_data";
+	uint64_t mask, tag = RDM_TAG(T_CQDATA, 0);
+	size_t len, size = g_rdm.info->domain_attr->cq_data_size;
+	uint8_t *buf = g_rdm.rx.ptr;
+	struct ft_comp comp;
+	int i;
+
+	mask = size >= 8 ? ~0ULL : (1ULL << (8 * size)) - 1;
+	for (i = 0; i < 3; i++) {
+		len = g_cqdata_len[i];
+		if (rdm_recv(name, i > 0, buf, len, tag, 0, FI_ADDR_UNSPEC,
+			     &g_rdm.rxctx[0]) ||
+		    rdm_wait_ok(name, 0, &g_rdm.rxctx[0], &comp, len) ||
+		    rdm_check_recv(name, &comp, i > 0, len, tag, g_rdm.peer[0],
+				   buf, 50 + i))
+			return;
+		if (!(comp.flags & FI_REMOTE_CQ_DATA) ||
+		    comp.data != ((RDM_CQ_DATA + i) & mask)) {
+			ft_fail(name, "message %d: flags 0x%llx, data 0x%llx",
+				i, (unsigned long long)comp.flags,
+				(unsigned long long)comp.data);
+			return;
+		}
+	}
+	ft_ok(name);
+}
+
+static void rdm_cqdata_client(void)
+{
+	const char *name = "rdm_remote_cq_data";
+	uint64_t tag = RDM_TAG(T_CQDATA, 0), data;
+	struct fid_ep *ep = g_rdm.ep[0].ep;
+	void *buf = g_rdm.tx.ptr, *ctx = &g_rdm.txctx[0];
+	size_t len;
+	ssize_t ret;
+	int i;
+
+	if (!g_rdm.info->domain_attr->cq_data_size) {
+		ft_fail(name, "domain cq_data_size is 0");
+		return;
+	}
+	for (i = 0; i < 3; i++) {
+		len = g_cqdata_len[i];
+		data = RDM_CQ_DATA + i;
+		ft_fill(buf, len, 50 + i);
+		if (i == 0)
+			ret = FT_RDM_POST(fi_senddata(ep, buf, len,
+				g_rdm.tx.desc, data, g_rdm.peer[0], ctx));
+		else
+			ret = FT_RDM_POST(fi_tsenddata(ep, buf, len,
+				g_rdm.tx.desc, data, g_rdm.peer[0], tag, ctx));
+		if (ret) {
+			ft_fail(name, "senddata: %s", fi_strerror((int)-ret));
+			return;
+		}
+		if (rdm_wait_ok(name, 0, ctx, NULL, len))
+			return;
+	}
+	ft_ok("rdm_senddata");
+}
+
+static size_t rdm_inject_len(int i)
+{
+	size_t max = g_rdm.info->tx_attr->inject_size;
+
+	return i == 0 ? 1 : (i == 1 ? (max < 64 ? max : 64) : max);
+}
+
+static void rdm_inject_server(void)
+{
+	const char *name = "rdm_inject";
+	uint64_t tag = RDM_TAG(T_INJECT, 0);
+	struct ft_comp comp;
+	size_t len;
+	int i;
+
+	for (i = 0; i < 3 && g_rdm.info->tx_attr->inject_size; i++) {
+		len = rdm_inject_len(i);
+		if (rdm_recv(name, i > 0, g_rdm.rx.ptr, len, tag, 0,
+			     FI_ADDR_UNSPEC, &g_rdm.rxctx[0]) ||
+		    rdm_wait_ok(name, 0, &g_rdm.rxctx[0], &comp, len) ||
+		    rdm_check_recv(name, &comp, i > 0, len, tag, g_rdm.peer[0],
+				   g_rdm.rx.ptr, 60 + i))
+			return;
+	}
+	if (g_rdm.info->tx_attr->inject_size)
+		ft_ok(name);
+}
+
+/* fi_inject then fi_tinject (1 byte, 64, inject_size); each buffer is
+ * overwritten as soon as the call returns, and no completion may come. */
+static void rdm_inject_client(void)
+{
+	const char *name = "rdm_inject";
+	uint64_t tag = RDM_TAG(T_INJECT, 0);
+	struct fid_ep *ep = g_rdm.ep[0].ep;
+	void *buf = g_rdm.tx.ptr;
+	struct ft_comp comp;
+	size_t len;
+	ssize_t ret;
+	int i;
+
+	if (!g_rdm.info->tx_attr->inject_size) {
+		ft_fail(name, "tx_attr inject_size is 0");
+		return;
+	}
+	for (i = 0; i < 3; i++) {
+		len = rdm_inject_len(i);
+		ft_fill(buf, len, 60 + i);
+		if (i == 0)
+			ret = FT_RDM_POST(fi_inject(ep, buf, len,
+						    g_rdm.peer[0]));
+		else
+			ret = FT_RDM_POST(fi_tinject(ep, buf, len,
+						     g_rdm.peer[0], tag));
+		memset(buf, 0xee, len);
+		if (ret) {
+			ft_fail(name, "inject(%zu): %s", len,
+				fi_strerror((int)-ret));
+			return;
+		}
+	}
+	ret = ft_rdm_wait(g_rdm.ep[0].cq, NULL, &comp, 200);
+	ft_check(ret == -FI_ETIMEDOUT, "rdm_inject_no_completion",
+		 "inject generated a completion (flags 0x%llx, %s)",
+		 (unsigned long long)comp.flags, ft_comp_str(&comp));
+}
+
+/* Sends with the FI_DELIVERY_COMPLETE op flag, small and large. */
+static void rdm_dc(void)
+{
+	const char *name = "rdm_delivery_complete";
+	uint64_t tag = RDM_TAG(T_DC, 0);
+	struct iovec iov;
+	struct fi_msg_tagged msg = { .msg_iov = &iov, .iov_count = 1,
+				     .addr = g_rdm.peer[0], .tag = tag };
+	size_t lens[] = { 64, 1 << 20 };
+	void *rctx = &g_rdm.rxctx[0];
+	ssize_t ret;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (ft_is_server()) {
+			if (rdm_recv(name, true, g_rdm.rx.ptr, lens[i], tag, 0,
+				     FI_ADDR_UNSPEC, rctx) ||
+			    rdm_wait_recv(name, rctx, true, lens[i], tag,
+					  g_rdm.rx.ptr, 70 + i))
+				return;
+			continue;
+		}
+		ft_fill(g_rdm.tx.ptr, lens[i], 70 + i);
+		iov = (struct iovec){ g_rdm.tx.ptr, lens[i] };
+		msg.desc = &g_rdm.tx.desc;
+		msg.context = &g_rdm.txctx[0];
+		ret = FT_RDM_POST(fi_tsendmsg(g_rdm.ep[0].ep, &msg,
+					      FI_DELIVERY_COMPLETE));
+		if (ret) {
+			ft_fail(name, "fi_tsendmsg: %s",
+				fi_strerror((int)-ret));
+			return;
+		}
+		if (rdm_wait_ok(name, 0, &g_rdm.txctx[0], NULL, lens[i]))
+			return;
+	}
+	ft_ok(name);
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+/* Server: learns both client endpoints; client: learns the server once
+ * per endpoint (the server sends its name twice). */
+static int rdm_exchange_names(void)
+{
+	uint8_t name[FT_RDM_NAME_MAX];
+	bool srv = ft_is_server();
+	char str[64];
+	size_t len;
+	int i, ret;
+
+	for (i = 0; i < 2; i++) {
+		len = sizeof(name);
+		ret = ft_rdm_oob_swap(g_rdm.ep[srv ? 0 : i].name,
+				      g_rdm.ep[srv ? 0 : i].namelen, name,
+				      &len);
+		if (!ret)
+			ret = ft_rdm_av_insert(g_rdm.ep[srv ? 0 : i].av, name,
+					       srv ? &g_rdm.peer[i] :
+					       &g_rdm.dest[i]);
+		if (ret)
+			return ret;
+		if (ft_opts.verbose)
+			ft_info("peer name %d: %s", i,
+				ft_addr_str(name, str, sizeof(str)));
+	}
+	if (srv)
+		g_rdm.dest[0] = g_rdm.peer[0];
+	else
+		g_rdm.peer[0] = g_rdm.dest[0];
+	return 0;
+}
+
+/* Each endpoint has its own AV (fi_rivet_rdm_multi shares one). */
+static int rdm_open_eps(void)
+{
+	bool srv = ft_is_server();
+	int ret;
+
+	ret = ft_rdm_ep_open(&g_rdm.fab, NULL, !srv, RDM_MRECV_MIN,
+			     &g_rdm.ep[0]);
+	if (!ret && !srv)
+		ret = ft_rdm_ep_open(&g_rdm.fab, NULL, true, 0, &g_rdm.ep[1]);
+	ft_oob_watch(g_rdm.ep[0].cq, g_rdm.ep[1].cq);
+	return ret;
+}
+
+static int rdm_setup(void)
+{
+	struct fi_info *hints = ft_rdm_hints(FT_RDM_CAPS, FI_THREAD_UNSPEC);
+	bool srv = ft_is_server();
+	int ret;
+
+	ret = hints ? ft_rdm_fab_open(&g_rdm.fab, hints, false) : -FI_ENOMEM;
+	fi_freeinfo(hints);
+	g_rdm.info = g_rdm.fab.info;
+	ret = ret ? ret : rdm_open_eps();
+	if (!ret && srv)
+		ret = ft_oob_listen();
+	ret = ret ? ret : (srv ? ft_oob_accept() : ft_oob_connect());
+	ret = ret ? ret : rdm_exchange_names();
+	if (!ret) {
+		g_rdm.max = ft_opts.all_sizes ? ft_opts.max_size :
+			ft_opts.size;
+		if (g_rdm.max > g_rdm.info->ep_attr->max_msg_size)
+			g_rdm.max = g_rdm.info->ep_attr->max_msg_size;
+		g_rdm.buf_len = g_rdm.max > RDM_MIN_BUF ? g_rdm.max :
+			RDM_MIN_BUF;
+		ret = ft_buf_alloc(g_rdm.fab.domain, g_rdm.buf_len, FI_SEND,
+				   &g_rdm.tx);
+	}
+	ret = ret ? ret : ft_buf_alloc(g_rdm.fab.domain, g_rdm.buf_len,
+				       FI_RECV, &g_rdm.rx);
+	return ft_check(!ret, "rdm_setup", "%s", fi_strerror(-ret)) ? 0 : -1;
+}
+
+/* nsync: the OOB barriers a case passes on each side; a side that gives
+ * up early passes the rest afterwards, so both stay in step. */
+struct rdm_case {
+	void (*server)(void);
+	void (*client)(void);
+	int nsync;
+};
+
+static const struct rdm_case g_cases[] = {
+	{ rdm_sizes_msg, rdm_sizes_msg, 0 },
+	{ rdm_sizes_tagged, rdm_sizes_tagged, 0 },
+	{ rdm_pingpong, rdm_pingpong, 0 },
+	{ rdm_ignore_server, rdm_ignore_client, 1 },
+	{ rdm_directed_server, rdm_directed_client, 3 },
+	{ rdm_cqdata_server, rdm_cqdata_client, 0 },
+	{ rdm_inject_server, rdm_inject_client, 0 },
+	{ rdm_dc, rdm_dc, 0 },
+	{ rdm_order_server, rdm_order_client, 1 },
+	{ rdm_storm_server, rdm_storm_client, 1 },
+	{ rdm_peek_server, rdm_peek_client, 2 },
+	{ rdm_mrecv_server, rdm_mrecv_client, 1 },
+	{ rdm_trunc_server, rdm_trunc_client, 1 },
+	{ rdm_cancel, rdm_cancel, 0 },
+	{ rdm_bad_server, rdm_bad_client, 0 },
+};
+
+/* After a failed case: cancel what it left posted and drop late
+ * completions, so that they cannot be mistaken for the next case's. */
+static void rdm_cleanup(void)
+{
+	int i, n;
+
+	for (i = 0; i < RDM_WINDOW; i++) {
+		(void)fi_cancel(&g_rdm.ep[0].ep->fid, &g_rdm.rxctx[i]);
+		(void)fi_cancel(&g_rdm.ep[0].ep->fid, &g_rdm.txctx[i]);
+	}
+	n = ft_rdm_drain(g_rdm.ep[0].cq, 500);
+	if (g_rdm.ep[1].cq)
+		n += ft_rdm_drain(g_rdm.ep[1].cq, 100);
+	if (n)
+		ft_info("dropped %d completions left by the failed case", n);
+}
+
+static int rdm_run_case(const struct rdm_case *c)
+{
+	int failed = ft_failures();
+
+	g_rdm.nsync = 0;
+	if (ft_is_server())
+		c->server();
+	else
+		c->client();
+	while (g_rdm.nsync < c->nsync)
+		if (rdm_sync())
+			return -1;
+	if (ft_failures() > failed)
+		rdm_cleanup();
+	return rdm_sync();
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	ft_opts.ep_type = FI_EP_RDM;
+	ft_opts.timeout_ms = FT_RDM_DEADLINE_MS;
+	ft_parse_opts(argc, argv, "RDM send/receive conformance.", true);
+	if (!ft_opts.size_set)
+		ft_opts.all_sizes = true;
+	if (!rdm_setup()) {
+		for (i = 0; i < sizeof(g_cases) / sizeof(g_cases[0]); i++)
+			if (rdm_run_case(&g_cases[i]))
+				break;
+	}
+	ft_rdm_ep_close(&g_rdm.ep[1]);
+	ft_rdm_ep_close(&g_rdm.ep[0]);
+	ft_buf_free(&g_rdm.tx);
+	ft_buf_free(&g_rdm.rx);
+	ft_oob_close();
+	ft_fab_close(&g_rdm.fab);
+	return ft_summary();
+}

@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: MIT
+/* fi_rivet_rdm cases on matching and errors: per-peer ordering, unexpected
+ * storms, peek/claim/discard, cancel, FI_MULTI_RECV, truncation, misuse. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fi_rivet_rdm.h"
+
+#define RDM_ORDER_MSGS 1000
+#define RDM_ORDER_SLOT (RDM_BIG + 1024)
+#define RDM_STORM_MSGS 5000
+#define RDM_STORM_SLOT 64
+#define RDM_STORM_WINDOW 256
+#define RDM_MRECV_BUF (64 * 1024)
+#define RDM_MRECV_LEN 10000
+#define RDM_MRECV_MSGS 5
+#define RDM_PEEK_MSGS 5
+
+/* ---- per-peer ordering ------------------------------------------------ */
+
+/* Every tenth message is rendezvous-sized, the others small. */
+static size_t rdm_order_len(int k)
+{
+	return k % 10 == 9 ? RDM_BIG + k : 16 + k % 50;
+}
+
+/* Receives posted in order must match the messages in sending order,
+ * whether they were posted before the message came or after. */
+void rdm_order_server(void)
+{
+	const char *name = "rdm_order";
+	uint64_t tag = RDM_TAG(T_ORDER, 7);
+	uint8_t *buf = g_rdm.rx.ptr;
+	int k, j;
+
+	for (k = 0; k < RDM_WINDOW; k++)
+		if (rdm_recv(name, true, buf + k * RDM_ORDER_SLOT,
+			     RDM_ORDER_SLOT, tag, 0, FI_ADDR_UNSPEC,
+			     &g_rdm.rxctx[k]))
+			return;
+	if (rdm_sync())
+		return;
+	for (k = 0; k < RDM_ORDER_MSGS; k++) {
+		j = k % RDM_WINDOW;
+		if (rdm_wait_recv(name, &g_rdm.rxctx[j], true,
+				  rdm_order_len(k), tag,
+				  buf + j * RDM_ORDER_SLOT, k)) {
+			ft_info("message %d of %d out of order or wrong", k,
+				RDM_ORDER_MSGS);
+			return;
+		}
+		if (k + RDM_WINDOW < RDM_ORDER_MSGS &&
+		    rdm_recv(name, true, buf + j * RDM_ORDER_SLOT,
+			     RDM_ORDER_SLOT, tag, 0, FI_ADDR_UNSPEC,
+			     &g_rdm.rxctx[j]))
+			return;
+	}
+	ft_ok(name);
+}
+
+void rdm_order_client(void)
+{
+	const char *name = "rdm_order";
+	uint64_t tag = RDM_TAG(T_ORDER, 7);
+	uint8_t *buf = g_rdm.tx.ptr, *p;
+	int k, j;
+
+	if (rdm_sync())
+		return;
+	for (k = 0; k < RDM_ORDER_MSGS + RDM_WINDOW; k++) {
+		j = k % RDM_WINDOW;
+		if (k >= RDM_WINDOW &&
+		    rdm_wait_ok(name, 0, &g_rdm.txctx[j], NULL, RDM_BIG))
+			return;
+		if (k >= RDM_ORDER_MSGS)
+			continue;
+		p = buf + j * RDM_ORDER_SLOT;
+		ft_fill(p, rdm_order_len(k), k);
+		if (rdm_send(name, 0, true, p, rdm_order_len(k), tag,
+			     &g_rdm.txctx[j]))
+			return;
+	}
+	ft_ok("rdm_order_send");
+}
+
+/* ---- unexpected storm ------------------------------------------------- */
+
+static size_t rdm_storm_len(int k)
+{
+	return 8 + k % 57;
+}
+
+/* The client has fired every message before the first receive is posted;
+ * they must match in order, with their data. */
+void rdm_storm_server(void)
+{
+	const char *name = "rdm_unexpected_storm";
+	uint64_t tag = RDM_TAG(T_STORM, 1);
+	uint8_t *buf = g_rdm.rx.ptr;
+	struct fi_context2 *ctx;
+	int k, j, posted = 0;
+
+	ctx = calloc(RDM_STORM_WINDOW, sizeof(*ctx));
+	if (!ctx || rdm_sync())
+		goto out;
+	for (k = 0; k < RDM_STORM_MSGS; k++) {
+		for (; posted < RDM_STORM_MSGS &&
+		       posted < k + RDM_STORM_WINDOW; posted++) {
+			j = posted % RDM_STORM_WINDOW;
+			if (rdm_recv(name, true, buf + j * RDM_STORM_SLOT,
+				     RDM_STORM_SLOT, tag, 0, FI_ADDR_UNSPEC,
+				     &ctx[j]))
+				goto out;
+		}
+		j = k % RDM_STORM_WINDOW;
+		if (rdm_wait_recv(name, &ctx[j], true, rdm_storm_len(k), tag,
+				  buf + j * RDM_STORM_SLOT, k + 1000)) {
+			ft_info("storm message %d wrong", k);
+			goto out;
+		}
+	}
+	ft_ok(name);
+out:
+	free(ctx);
+}
+
+void rdm_storm_client(void)
+{
+	const char *name = "rdm_unexpected_storm";
+	uint64_t tag = RDM_TAG(T_STORM, 1);
+	uint8_t *buf = g_rdm.tx.ptr;
+	struct fi_context2 *ctx;
+	int k;
+
+	ctx = calloc(RDM_STORM_MSGS, sizeof(*ctx));
+	if (!ctx)
+		return;
+	for (k = 0; k < RDM_STORM_MSGS; k++) {
+		ft_fill(buf + k * RDM_STORM_SLOT, rdm_storm_len(k), k + 1000);
+		if (rdm_send(name, 0, true, buf + k * RDM_STORM_SLOT,
+			     rdm_storm_len(k), tag, &ctx[k]))
+			goto out;
+	}
+	if (rdm_sync())
+		goto out;
+	for (k = 0; k < RDM_STORM_MSGS; k++)
+		if (rdm_wait_ok(name, 0, &ctx[k], NULL, 0))
+			goto out;
+	ft_ok("rdm_storm_send");
+out:
+	free(ctx);
+}
+
+/* ---- peek, claim, discard --------------------------------------------- */
+
+static size_t rdm_peek_len(int i)
+{
+	return i == RDM_PEEK_MSGS - 1 ? (1 << 20) : 100;
+}
+
+/* A buffer-less FI_PEEK (plus flags) for tag: 0 and *comp when found,
+ * -FI_ENOMSG, or another error (FAIL printed). */
+static int rdm_peek(const char *name, uint64_t tag, uint64_t flags,
+		    void *ctx, struct ft_comp *comp)
+{
+	struct fi_msg_tagged msg = { .addr = FI_ADDR_UNSPEC, .tag = tag,
+				     .context = ctx };
+	ssize_t ret;
+
+	ret = FT_RDM_POST(fi_trecvmsg(g_rdm.ep[0].ep, &msg, FI_PEEK | flags));
+	if (ret) {
+		ft_fail(name, "fi_trecvmsg(FI_PEEK): %s",
+			fi_strerror((int)-ret));
+		return (int)ret;
+	}
+	ret = ft_rdm_wait(g_rdm.ep[0].cq, ctx, comp, ft_opts.timeout_ms);
+	if (ret) {
+		ft_fail(name, "peek never completed: %s",
+			fi_strerror((int)-ret));
+		return (int)ret;
+	}
+	if (comp->err && comp->err != FI_ENOMSG) {
+		ft_fail(name, "peek: %s", ft_comp_str(comp));
+		return -comp->err;
+	}
+	return comp->err ? -FI_ENOMSG : 0;
+}
+
+/* Peek until the message is there (it may still be on its way). */
+static int rdm_peek_find(const char *name, int i, uint64_t flags,
+			 void *ctx)
+{
+	uint64_t end = ft_now_ms() + ft_opts.timeout_ms;
+	uint64_t tag = RDM_TAG(T_PEEK, i);
+	struct ft_comp comp;
+	int ret;
+
+	do {
+		ret = rdm_peek(name, tag, flags, ctx, &comp);
+	} while (ret == -FI_ENOMSG && ft_now_ms() < end);
+	if (ret == -FI_ENOMSG)
+		ft_fail(name, "message %d never seen by FI_PEEK", i);
+	if (ret)
+		return -1;
+	/* a discarding peek may report len 0 (nothing was placed) */
+	if ((comp.len != rdm_peek_len(i) &&
+	     !(comp.len == 0 && (flags & FI_DISCARD))) || comp.tag != tag ||
+	    comp.src != g_rdm.peer[0] || !(comp.flags & FI_RECV)) {
+		ft_fail(name, "peek found len %zu tag 0x%llx src %llu flags "
+			"0x%llx", comp.len, (unsigned long long)comp.tag,
+			(unsigned long long)comp.src,
+			(unsigned long long)comp.flags);
+		return -1;
+	}
+	return 0;
+}
+
+/* The message is gone (discarded or claimed): a peek must not see it. */
+static int rdm_peek_gone(const char *name, int i)
+{
+	struct ft_comp comp;
+	int ret;
+
+	ret = rdm_peek(name, RDM_TAG(T_PEEK, i), 0, &g_rdm.rxctx[9], &comp);
+	if (ret == -FI_ENOMSG)
+		return 0;
+	if (!ret)
+		ft_fail(name, "FI_PEEK still sees message %d", i);
+	return -1;
+}
+
+/* Receive claimed message i (or discard it) with the claiming context. */
+static int rdm_claim(const char *name, int i, uint64_t flags, void *ctx)
+{
+	uint64_t tag = RDM_TAG(T_PEEK, i);
+	size_t len = rdm_peek_len(i);
+	struct iovec iov = { g_rdm.rx.ptr, len };
+	struct fi_msg_tagged msg = { .msg_iov = &iov, .desc = &g_rdm.rx.desc,
+				     .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+				     .tag = tag, .context = ctx };
+	struct ft_comp comp;
+	ssize_t ret;
+
+	ret = FT_RDM_POST(fi_trecvmsg(g_rdm.ep[0].ep, &msg, FI_CLAIM | flags));
+	if (ret) {
+		ft_fail(name, "fi_trecvmsg(FI_CLAIM): %s",
+			fi_strerror((int)-ret));
+		return -1;
+	}
+	if (rdm_wait_ok(name, 0, ctx, &comp, len))
+		return -1;
+	if (flags & FI_DISCARD)
+		return 0;
+	return rdm_check_recv(name, &comp, true, len, tag, g_rdm.peer[0],
+			      g_rdm.rx.ptr, 80 + i);
+}
+
+static int rdm_peek_plain(void)
+{
+	const char *name = "rdm_peek";
+	struct ft_comp comp;
+
+	if (rdm_peek(name, RDM_TAG(T_PEEK, 99), 0, &g_rdm.rxctx[0],
+		     &comp) != -FI_ENOMSG) {
+		ft_fail("rdm_peek_enomsg", "peek for an absent tag found %s",
+			"something");
+		return -1;
+	}
+	ft_ok("rdm_peek_enomsg");
+	if (rdm_peek_find(name, 0, 0, &g_rdm.rxctx[0]) ||
+	    rdm_peek_find(name, 0, 0, &g_rdm.rxctx[0]) ||
+	    rdm_recv(name, true, g_rdm.rx.ptr, 100, RDM_TAG(T_PEEK, 0), 0,
+		     FI_ADDR_UNSPEC, &g_rdm.rxctx[0]) ||
+	    rdm_wait_recv(name, &g_rdm.rxctx[0], true, 100, RDM_TAG(T_PEEK, 0),
+			  g_rdm.rx.ptr, 80))
+		return -1;
+	ft_ok(name);
+	return 0;
+}
+
+/* Message 1: peek+claim, claim; 2: peek+discard; 3: peek+claim, claim+
+ * discard; 4 (1 MiB): peek+claim, claim. */
+void rdm_peek_server(void)
+{
+	struct fi_context *c = (struct fi_context *)&g_rdm.rxctx[1];
+
+	if (rdm_sync() || rdm_peek_plain())
+		return;
+	if (!rdm_peek_find("rdm_peek_claim", 1, FI_CLAIM, c) &&
+	    !rdm_peek_gone("rdm_peek_claim", 1) &&
+	    !rdm_claim("rdm_peek_claim", 1, 0, c))
+		ft_ok("rdm_peek_claim");
+	if (!rdm_peek_find("rdm_peek_discard", 2, FI_DISCARD, c) &&
+	    !rdm_peek_gone("rdm_peek_discard", 2))
+		ft_ok("rdm_peek_discard");
+	if (!rdm_peek_find("rdm_claim_discard", 3, FI_CLAIM, c) &&
+	    !rdm_claim("rdm_claim_discard", 3, FI_DISCARD, c) &&
+	    !rdm_peek_gone("rdm_claim_discard", 3))
+		ft_ok("rdm_claim_discard");
+	if (!rdm_peek_find("rdm_peek_claim_large", 4, FI_CLAIM, c) &&
+	    !rdm_claim("rdm_peek_claim_large", 4, 0, c))
+		ft_ok("rdm_peek_claim_large");
+	rdm_sync();
+}
+
+void rdm_peek_client(void)
+{
+	const char *name = "rdm_peek_send";
+	uint8_t *buf = g_rdm.tx.ptr;
+	struct ft_comp comp;
+	size_t off = 0;
+	int i;
+
+	for (i = 0; i < RDM_PEEK_MSGS; off += rdm_peek_len(i), i++) {
+		ft_fill(buf + off, rdm_peek_len(i), 80 + i);
+		if (rdm_send(name, 0, true, buf + off, rdm_peek_len(i),
+			     RDM_TAG(T_PEEK, i), &g_rdm.txctx[i]))
+			return;
+	}
+	if (rdm_sync() || rdm_sync())
+		return;
+	/* discarded messages may complete with or without an error */
+	for (i = 0; i < RDM_PEEK_MSGS; i++) {
+		if (i != 2 && i != 3 &&
+		    rdm_wait_ok(name, 0, &g_rdm.txctx[i], NULL, 1 << 20))
+			return;
+		if ((i == 2 || i == 3) &&
+		    ft_rdm_wait(g_rdm.ep[0].cq, &g_rdm.txctx[i], &comp,
+				ft_opts.timeout_ms)) {
+			ft_fail(name, "send of discarded message %d never "
+				"completed", i);
+			return;
+		}
+	}
+	ft_ok(name);
+}
+
+/* ---- FI_MULTI_RECV ---------------------------------------------------- */
+
+/* Check one completion of the multi-receive buffer; 1 once it is
+ * released (FI_MULTI_RECV), 0 to go on, -1 on failure. */
+static int rdm_mrecv_one(const char *name, const struct ft_comp *comp,
+			 int *nmsg, uint8_t **next)
+{
+	uint8_t *base = g_rdm.rx.ptr;
+	bool released = comp->flags & FI_MULTI_RECV;
+
+	if (released && !comp->len)
+		return 1;	/* a separate "buffer released" entry */
+	if (*nmsg >= RDM_MRECV_MSGS || comp->len != RDM_MRECV_LEN ||
+	    (uint8_t *)comp->buf < base ||
+	    (uint8_t *)comp->buf + comp->len > base + RDM_MRECV_BUF ||
+	    (uint8_t *)comp->buf < *next) {
+		ft_fail(name, "completion %d: len %zu at offset %td", *nmsg,
+			comp->len, (uint8_t *)comp->buf - base);
+		return -1;
+	}
+	if (rdm_check_recv(name, comp, false, RDM_MRECV_LEN, 0, g_rdm.peer[0],
+			   comp->buf, 90 + *nmsg))
+		return -1;
+	*next = (uint8_t *)comp->buf + comp->len;
+	(*nmsg)++;
+	return released;
+}
+
+void rdm_mrecv_server(void)
+{
+	const char *name = "rdm_multi_recv";
+	struct iovec iov = { g_rdm.rx.ptr, RDM_MRECV_BUF };
+	struct fi_msg msg = { .msg_iov = &iov, .desc = &g_rdm.rx.desc,
+			      .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+			      .context = &g_rdm.rxctx[0] };
+	uint8_t *next = g_rdm.rx.ptr;
+	struct ft_comp comp;
+	int ret = 0, n = 0;
+	ssize_t rc;
+
+	rc = FT_RDM_POST(fi_recvmsg(g_rdm.ep[0].ep, &msg, FI_MULTI_RECV));
+	if (rc) {
+		ft_fail(name, "fi_recvmsg(FI_MULTI_RECV): %s",
+			fi_strerror((int)-rc));
+		return;
+	}
+	if (rdm_sync())
+		return;
+	while (!ret) {
+		if (rdm_wait_ok(name, 0, &g_rdm.rxctx[0], &comp, 0))
+			return;
+		ret = rdm_mrecv_one(name, &comp, &n, &next);
+	}
+	if (ret > 0)
+		ft_check(n == RDM_MRECV_MSGS, name, "buffer released after %d "
+			 "of %d messages", n, RDM_MRECV_MSGS);
+}
+
+void rdm_mrecv_client(void)
+{
+	uint8_t *buf = g_rdm.tx.ptr;
+	int i;
+
+	if (rdm_sync())
+		return;
+	for (i = 0; i < RDM_MRECV_MSGS; i++) {
+		ft_fill(buf + i * RDM_MRECV_LEN, RDM_MRECV_LEN, 90 + i);
+		if (rdm_send("rdm_multi_recv_send", 0, false,
+			     buf + i * RDM_MRECV_LEN, RDM_MRECV_LEN, 0,
+			     &g_rdm.txctx[i]))
+			return;
+	}
+	for (i = 0; i < RDM_MRECV_MSGS; i++)
+		if (rdm_wait_ok("rdm_multi_recv_send", 0, &g_rdm.txctx[i], NULL,
+				RDM_MRECV_LEN))
+			return;
+}
+
+/* ---- truncation ------------------------------------------------------- */
+
+struct rdm_trunc {
+	const char *name;
+	bool tagged;
+	size_t buf;
+	size_t len;
+};
+
+static const struct rdm_trunc g_trunc[] = {
+	{ "rdm_trunc_msg", false, 100, 500 },
+	{ "rdm_trunc_tagged", true, 100, 1000 },
+	{ "rdm_trunc_tagged_large", true, 64 * 1024, 1 << 20 },
+};
+
+#define RDM_NTRUNC (sizeof(g_trunc) / sizeof(g_trunc[0]))
+
+/* A receive smaller than the message: FI_ETRUNC with olen the excess. */
+void rdm_trunc_server(void)
+{
+	const struct rdm_trunc *t;
+	uint8_t *buf = g_rdm.rx.ptr;
+	struct ft_comp comp;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < RDM_NTRUNC; i++)
+		if (rdm_recv(g_trunc[i].name, g_trunc[i].tagged,
+			     buf + i * (1 << 20), g_trunc[i].buf,
+			     RDM_TAG(T_TRUNC, i), 0, FI_ADDR_UNSPEC,
+			     &g_rdm.rxctx[i]))
+			return;
+	if (rdm_sync())
+		return;
+	for (i = 0; i < RDM_NTRUNC; i++) {
+		t = &g_trunc[i];
+		ret = ft_rdm_wait(g_rdm.ep[0].cq, &g_rdm.rxctx[i], &comp,
+				  ft_rdm_timeout(t->len));
+		if (ret)
+			ft_fail(t->name, "no completion: %s",
+				fi_strerror(-ret));
+		else
+			ft_check(comp.err == FI_ETRUNC &&
+				 comp.olen == t->len - t->buf, t->name,
+				 "%s, olen %zu (want FI_ETRUNC, olen %zu)",
+				 ft_comp_str(&comp), comp.olen,
+				 t->len - t->buf);
+	}
+}
+
+/* The sender's side of a truncated message must complete (either way). */
+void rdm_trunc_client(void)
+{
+	uint8_t *buf = g_rdm.tx.ptr;
+	struct ft_comp comp;
+	size_t i;
+	int ret;
+
+	if (rdm_sync())
+		return;
+	for (i = 0; i < RDM_NTRUNC; i++) {
+		ft_fill(buf + i * (1 << 20), g_trunc[i].len, 100 + i);
+		if (rdm_send(g_trunc[i].name, 0, g_trunc[i].tagged,
+			     buf + i * (1 << 20), g_trunc[i].len,
+			     RDM_TAG(T_TRUNC, i), &g_rdm.txctx[i]))
+			return;
+	}
+	for (i = 0; i < RDM_NTRUNC; i++) {
+		ret = ft_rdm_wait(g_rdm.ep[0].cq, &g_rdm.txctx[i], &comp,
+				  ft_rdm_timeout(g_trunc[i].len));
+		if (ret) {
+			ft_fail("rdm_trunc_send", "%s: send never completed",
+				g_trunc[i].name);
+			return;
+		}
+		if (comp.err)
+			ft_info("%s: sender got %s", g_trunc[i].name,
+				ft_comp_str(&comp));
+	}
+	ft_ok("rdm_trunc_send");
+}
+
+/* ---- cancel ----------------------------------------------------------- */
+
+static void rdm_cancel_one(const char *name, bool tagged)
+{
+	void *ctx = &g_rdm.rxctx[0];
+	struct ft_comp comp;
+	int ret;
+
+	if (rdm_recv(name, tagged, g_rdm.rx.ptr, 4096, RDM_TAG(T_CANCEL, 1),
+		     0, FI_ADDR_UNSPEC, ctx))
+		return;
+	ret = (int)fi_cancel(&g_rdm.ep[0].ep->fid, ctx);
+	if (ret) {
+		ft_fail(name, "fi_cancel: %s", fi_strerror(-ret));
+		return;
+	}
+	ret = ft_rdm_wait(g_rdm.ep[0].cq, ctx, &comp, ft_opts.timeout_ms);
+	if (ret) {
+		ft_fail(name, "no completion after fi_cancel: %s",
+			fi_strerror(-ret));
+		return;
+	}
+	ft_check(comp.err == FI_ECANCELED && comp.ctx == ctx, name,
+		 "completion %s (want FI_ECANCELED)", ft_comp_str(&comp));
+}
+
+/* Local on both sides: nothing is sent with these tags. */
+void rdm_cancel(void)
+{
+	rdm_cancel_one("rdm_cancel_trecv", true);
+	rdm_cancel_one("rdm_cancel_recv", false);
+}
+
+/* ---- bad arguments ---------------------------------------------------- */
+
+/* One more iov than iov_limit must be refused with -FI_EINVAL. */
+static void rdm_bad_iov(const struct fi_info *info, struct ft_rdm_ep *a,
+			fi_addr_t dest, void *desc, void *buf)
+{
+	size_t n = info->tx_attr->iov_limit + 1, i;
+	struct iovec *iov = calloc(n, sizeof(*iov));
+	void **descs = calloc(n, sizeof(*descs));
+	struct fi_context2 ctx;
+	ssize_t ret;
+
+	if (!iov || !descs)
+		goto out;
+	for (i = 0; i < n; i++) {
+		iov[i] = (struct iovec){ (uint8_t *)buf + i * 8, 8 };
+		descs[i] = desc;
+	}
+	ret = fi_tsendv(a->ep, iov, descs, n, dest, RDM_TAG(T_BAD, 1), &ctx);
+	ft_check(ret == -FI_EINVAL, "rdm_bad_iov_count_send",
+		 "fi_tsendv with %zu iovs (limit %zu) returned %zd", n, n - 1,
+		 ret);
+	n = info->rx_attr->iov_limit + 1;
+	ret = fi_trecvv(a->ep, iov, descs, n, FI_ADDR_UNSPEC,
+			RDM_TAG(T_BAD, 1), 0, &ctx);
+	ft_check(ret == -FI_EINVAL, "rdm_bad_iov_count_recv",
+		 "fi_trecvv with %zu iovs (limit %zu) returned %zd", n, n - 1,
+		 ret);
+out:
+	free(iov);
+	free(descs);
+}
+
+/* A send to an fi_addr the AV never gave out must fail: at once, or with
+ * an error completion. */
+static void rdm_bad_addr(const char *name, struct ft_rdm_ep *a,
+			 fi_addr_t dest, void *desc, void *buf)
+{
+	struct fi_context2 ctx;
+	struct ft_comp comp;
+	ssize_t ret;
+
+	ret = FT_RDM_POST(fi_tsend(a->ep, buf, 8, desc, dest,
+				   RDM_TAG(T_BAD, 2), &ctx));
+	if (ret) {
+		ft_check(ret < 0, name, "returned %zd", ret);
+		return;
+	}
+	/* ft_fork_case allows the child one timeout: use a third each */
+	ret = ft_rdm_wait(a->cq, &ctx, &comp, ft_opts.timeout_ms / 3);
+	if (ret)
+		ft_fail(name, "neither refused nor completed: %s",
+			fi_strerror((int)-ret));
+	else
+		ft_check(comp.err != 0, name, "the send succeeded");
+}
+
+/* A fabric of its own with endpoints a and b, a's AV holding b. */
+struct rdm_bad_env {
+	struct ft_fab fab;
+	struct ft_rdm_ep a;
+	struct ft_rdm_ep b;
+	struct ft_buf buf;
+	fi_addr_t addr_b;
+};
+
+static int rdm_bad_open(struct rdm_bad_env *env)
+{
+	struct fi_info *hints = ft_rdm_hints(FT_RDM_CAPS, FI_THREAD_UNSPEC);
+	int ret;
+
+	memset(env, 0, sizeof(*env));
+	ft_rdm_forget();
+	ret = ft_rdm_fab_open(&env->fab, hints, true);
+	fi_freeinfo(hints);
+	ret = ret ? ret : ft_rdm_ep_open(&env->fab, NULL, true, 0, &env->a);
+	ret = ret ? ret : ft_rdm_ep_open(&env->fab, NULL, true, 0, &env->b);
+	ret = ret ? ret : ft_rdm_av_insert(env->a.av, env->b.name,
+					   &env->addr_b);
+	ret = ret ? ret : ft_buf_alloc(env->fab.domain, 4096, FI_SEND,
+				       &env->buf);
+	if (ret)
+		ft_fail("rdm_bad_setup", "%s", fi_strerror(-ret));
+	return ret;
+}
+
+static void rdm_bad_close(struct rdm_bad_env *env)
+{
+	ft_buf_free(&env->buf);
+	ft_rdm_ep_close(&env->b);
+	ft_rdm_ep_close(&env->a);
+	ft_fab_close(&env->fab);
+}
+
+/* Each misuse in a child process with its own fabric: a crash costs one
+ * failure, not the rest of the run. */
+static void rdm_bad_iov_child(void)
+{
+	struct rdm_bad_env env;
+
+	if (!rdm_bad_open(&env))
+		rdm_bad_iov(env.fab.info, &env.a, env.addr_b, env.buf.desc,
+			    env.buf.ptr);
+	rdm_bad_close(&env);
+}
+
+static void rdm_bad_addr_child(void)
+{
+	struct rdm_bad_env env;
+
+	if (!rdm_bad_open(&env))
+		rdm_bad_addr("rdm_bad_fi_addr", &env.a, env.addr_b + 1000,
+			     env.buf.desc, env.buf.ptr);
+	rdm_bad_close(&env);
+}
+
+static void rdm_removed_addr_child(void)
+{
+	struct rdm_bad_env env;
+	int ret;
+
+	if (!rdm_bad_open(&env)) {
+		ret = fi_av_remove(env.a.av, &env.addr_b, 1, 0);
+		if (ft_check(!ret, "rdm_av_remove", "%s", fi_strerror(-ret)))
+			rdm_bad_addr("rdm_removed_fi_addr", &env.a, env.addr_b,
+				     env.buf.desc, env.buf.ptr);
+	}
+	rdm_bad_close(&env);
+}
+
+void rdm_bad_server(void)
+{
+}
+
+void rdm_bad_client(void)
+{
+	ft_fork_case("rdm_bad_iov_count", rdm_bad_iov_child);
+	ft_fork_case("rdm_bad_fi_addr", rdm_bad_addr_child);
+	ft_fork_case("rdm_removed_fi_addr", rdm_removed_addr_child);
+}
