@@ -56,64 +56,40 @@ static long g_pause_us = -1;	/* -C USEC; -1: streaming */
 
 /* ---- options ---------------------------------------------------------- */
 
-/* Our own option: -W N or -C USEC; false if it is out of range. */
-static bool bw_own_opt(char op, const char *arg)
+/* Our own options, -W N and -C USEC (ft_set_extra_opts). */
+static void bw_opt(int op, const char *arg)
 {
 	char *end;
 	long val = strtol(arg, &end, 0);
+	bool ok = !*end && end != arg;
 
-	if (*end || end == arg)
-		return false;
-	if (op == 'W' && val >= 1 && val <= BW_MAX_WINDOW)
+	if (op == 'W' && ok && val >= 1 && val <= BW_MAX_WINDOW)
 		g_window_opt = val;
-	else if (op == 'C' && val >= 0 && val <= 1000000)
+	else if (op == 'C' && ok && val >= 0 && val <= 1000000)
 		g_pause_us = val;
-	else
-		return false;
-	return true;
-}
-
-/* Take -W and -C out of argv (the common parser does not know them). */
-static int bw_take_opts(int *argc_p, char **argv)
-{
-	const char *arg;
-	int i, n = 0;
-	char op;
-
-	for (i = 0; i < *argc_p; i++) {
-		op = argv[i][0] == '-' ? argv[i][1] : 0;
-		if (!op || !strchr("WC", op)) {
-			argv[n++] = argv[i];
-			continue;
-		}
-		arg = argv[i][2] ? argv[i] + 2 : argv[++i];
-		if (!arg || !bw_own_opt(op, arg))
-			return -1;
+	else {
+		fprintf(stderr, "fi_rivet_bw: -W takes 1 to %d, -C 0 to "
+			"1000000, not '%s' (try -h)\n", BW_MAX_WINDOW, arg);
+		exit(2);
 	}
-	argv[n] = NULL;
-	*argc_p = n;
-	return 0;
 }
 
 static void bw_parse_opts(int argc, char **argv)
 {
 	ft_opts.iters = BW_DEFAULT_ITERS;
 	ft_opts.size = BW_DEFAULT_SIZE;
-	if (bw_take_opts(&argc, argv)) {
-		fprintf(stderr, "%s: -W takes 1 to %d, -C 0 to 1000000 (try "
-			"-h)\n", argv[0], BW_MAX_WINDOW);
-		exit(2);
-	}
-	ft_parse_opts(argc, argv, "Streaming send bandwidth (FI_EP_MSG).\n"
-		      " -W N         sends/receives in flight (default 64)\n"
-		      " -C USEC      instead: ping-pong, the client sleeping "
-		      "USEC before each\n"
-		      "              completion poll, to count instructions "
-		      "under callgrind:\n"
-		      "              --collect-atstart=no "
-		      "--toggle-collect='bw_lib_*'\n"
-		      "Defaults here: -I 1000 -S 64k. The client prints "
-		      "'bw_MBps: <MB/s>' (MB = 10^6 bytes).", true);
+	ft_set_extra_opts("W:C:",
+		" -W N         sends/receives in flight (default 64)\n"
+		" -C USEC      instead: ping-pong, the client sleeping USEC "
+		"before each\n"
+		"              completion poll, to count instructions under "
+		"callgrind:\n"
+		"              --collect-atstart=no --toggle-collect='bw_lib_*'"
+		"\n", bw_opt);
+	ft_parse_opts(argc, argv, "Streaming send bandwidth (FI_EP_MSG); "
+		      "defaults here: -I 1000 -S 64k.\n"
+		      "The client prints 'bw_MBps: <MB/s>' (MB = 10^6 "
+		      "bytes). With verbs, give the server -s ADDR.", true);
 	if (ft_opts.all_sizes) {
 		fprintf(stderr, "%s: -S all is not supported\n", argv[0]);
 		exit(2);
