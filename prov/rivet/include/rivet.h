@@ -216,6 +216,10 @@ int rivet_no_control(struct fid *fid, int command, void *arg);
 int rivet_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		      void **ops, void *context);
 int rivet_errno_to_fi(int err);
+/* rdma_cm leaves min_rnr_timer at 0 (655 ms): a peer that finds no receive
+ * posted would stall that long before retrying.  12 is 0.64 ms. */
+#define RIVET_MIN_RNR_TIMER 12
+void rivet_qp_set_rnr_timer(struct ibv_qp *qp);
 
 /* ---- fabric, domain (rivet_fabric.c, rivet_domain.c) ---- */
 struct rivet_fabric {

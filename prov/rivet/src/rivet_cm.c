@@ -309,6 +309,7 @@ static void rivet_cm_established(struct rivet_ep *ep, struct rdma_cm_event *cm)
 				     cm->param.conn.private_data_len, &data,
 				     &len);
 	ep->state = RIVET_EP_CONNECTED;
+	rivet_qp_set_rnr_timer(ep->qp);
 	RIVET_DBG(EP_CTRL, "qp 0x%x connected\n", ep->qp->qp_num);
 	rivet_ep_push_event(ep, FI_CONNECTED, 0, 0, data, len);
 }

@@ -235,6 +235,7 @@ static void rivet_conn_up(struct rivet_conn *conn, const void *data,
 		conn->peer_idx = acc->conn_idx;
 	}
 	conn->state = RIVET_CONN_UP;
+	rivet_qp_set_rnr_timer(conn->qp);
 	RIVET_DBG(EP_CTRL, "connection %u up, qp 0x%x\n", conn->idx,
 		  conn->qp->qp_num);
 	DL_FOREACH_SAFE(conn->queued, op, tmp) {

@@ -62,6 +62,16 @@ int rivet_errno_to_fi(int err)
 	}
 }
 
+void rivet_qp_set_rnr_timer(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr attr = { .min_rnr_timer = RIVET_MIN_RNR_TIMER };
+	int ret = ibv_modify_qp(qp, &attr, IBV_QP_MIN_RNR_TIMER);
+
+	if (ret)
+		RIVET_INFO(EP_CTRL, "min_rnr_timer on qp 0x%x: %s\n",
+			   qp->qp_num, strerror(ret));
+}
+
 static void rivet_prov_cleanup(void)
 {
 	rivet_devs_finalize();
