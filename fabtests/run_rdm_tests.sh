@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Runs rivet's RDM conformance programs, the MPI checks over Open MPI's
+# mtl/ofi and Debian's fi_pingpong against one provider on one host.
+set -u
+
+usage() {
+	cat <<EOF
+Usage: $0 [-a ADDR] [-b BINDIR] [-o LOGDIR] [-t SECS] [-S SIZE|all]
+          [-I ITERS] [-n NPROCS] [-m RANKS] [-x STEP]... PROV
+
+Runs fi_rivet_rdm (server/client), fi_rivet_rdm_multi, fi_rivet_rdm_mesh
+(NPROCS processes), fi_rivet_rdm_kill (a victim that dies mid-transfer, a
+survivor, a client), the MPI programs of fabtests/mpi (mpirun -np RANKS,
+pml cm, mtl ofi restricted to PROV) and fi_pingpong -e rdm, against
+provider PROV (tcp, "verbs;ofi_rxm", rivet, ...). Prints "ok STEP" or
+"FAIL STEP: why" per step, then "N passed, M failed"; exits non-zero on
+any failure. Meant for the Soft-RoCE VM (contrib/vm/rivet-vm), where all
+processes share the address of rxe0; about 5 minutes there with tcp.
+
+  -a ADDR    address to bind and reach (default \$FT_ADDR or 10.77.0.1)
+  -b BINDIR  where the fi_rivet_* programs are (default: this script's dir)
+  -o LOGDIR  logs (default \$VM_OUT/rdmtests-PROV, else /tmp/rdmtests-PROV)
+  -t SECS    time limit per step (default \$FT_TIMEOUT or 240)
+  -S SIZES   size argument of fi_rivet_rdm (default all: 0 to 64 MiB)
+  -I ITERS   ping-pong iterations of fi_rivet_rdm (default 10)
+  -n NPROCS  processes of the mesh (default 8)
+  -m RANKS   MPI ranks (default 4)
+  -x STEP    skip a step: rdm multi mesh kill mpi pingpong (repeatable)
+
+The environment goes to every program; FI_* variables also to the MPI
+ranks (mpirun -x). For PROV=rivet set FI_PROVIDER_PATH to the folder of
+librivet-fi.so; for "verbs;ofi_rxm" on rxe set FI_UNIVERSE_SIZE=64.
+
+MPI: the programs come from BINDIR/mpi (make fabtests-mpi) or are built
+here with mpicc into LOGDIR/mpi. They run with
+  mpirun --oversubscribe -np RANKS --mca pml cm --mca mtl ofi \\
+         --mca mtl_ofi_provider_include PROV --mca btl self [-x FI_...]
+mtl_ofi_provider_include takes the provider name as fi_info prints it
+("tcp" selects tcp;ofi_rxm, which is Debian 1.17's tcp RDM; its native
+xnet RDM is not offered). FI_TCP_IFACE is not needed in the VM: tcp picks
+an interface that reaches every rank of one host.
+EOF
+}
+
+addr=${FT_ADDR:-10.77.0.1}
+bindir=$(cd "$(dirname "$0")" && pwd)
+logdir=
+limit=${FT_TIMEOUT:-240}
+sizes=all
+iters=10
+nprocs=8
+ranks=4
+skip=" "
+while getopts "a:b:o:t:S:I:n:m:x:h" op; do
+	case $op in
+	a) addr=$OPTARG ;;
+	b) bindir=$OPTARG ;;
+	o) logdir=$OPTARG ;;
+	t) limit=$OPTARG ;;
+	S) sizes=$OPTARG ;;
+	I) iters=$OPTARG ;;
+	n) nprocs=$OPTARG ;;
+	m) ranks=$OPTARG ;;
+	x) skip="$skip$OPTARG " ;;
+	h) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 1 ] || { usage >&2; exit 2; }
+prov=$1
+logdir=${logdir:-${VM_OUT:-/tmp}/rdmtests-${prov//;/_}}
+
+if [ "$prov" = rivet ] && [ -z "${FI_PROVIDER_PATH:-}" ]; then
+	echo "$0: set FI_PROVIDER_PATH to the folder holding librivet-fi.so" >&2
+	exit 2
+fi
+mkdir -p "$logdir" || exit 2
+ulimit -l unlimited 2>/dev/null || true
+
+passed=0
+failed=0
+port=48100
+t0=$SECONDS
+
+pass() { echo "ok $1 ($((SECONDS - t0)) s)"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2 ($((SECONDS - t0)) s)"; failed=$((failed + 1)); }
+skipped() { case $skip in *" $1 "*) return 0 ;; esac; return 1; }
+run() { timeout -k 10 "$limit" "$@"; }
+
+# The failing cases of a log, indented.
+show_failures() {
+	grep -E '^(FAIL|skip) |terminated with signal|rank [0-9]+:' "$1" \
+		2>/dev/null | sed 's/^/    /' | head -30
+}
+
+prog() {
+	if [ -x "$bindir/$1" ]; then
+		echo "$bindir/$1"
+	else
+		command -v "$1" 2>/dev/null
+	fi
+}
+
+# Wait until a TCP port listens (or the process dies).
+wait_port() {
+	local pid=$1 tcp_port=$2 i
+	for i in $(seq 1 300); do
+		kill -0 "$pid" 2>/dev/null || return 1
+		ss -ltn 2>/dev/null | grep -q ":$tcp_port " && return 0
+		sleep 0.1
+	done
+	return 0	# no ss: let the client's retries cope
+}
+
+# run_pair LABEL PROGRAM OOB_PORT -- SERVER_ARGS... -- CLIENT_ARGS...
+run_pair() {
+	local label=$1 p tcp=$3 srv=() spid src crc
+	p=$(prog "$2")
+	shift 4
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	local slog=$logdir/$label.server.log clog=$logdir/$label.client.log
+	t0=$SECONDS
+	if [ -z "$p" ]; then
+		fail "$label" "program not found"
+		return
+	fi
+	run "$p" "${srv[@]}" >"$slog" 2>&1 &
+	spid=$!
+	wait_port "$spid" "$tcp"
+	run "$p" "$@" >"$clog" 2>&1
+	crc=$?
+	wait "$spid"
+	src=$?
+	if [ $src -eq 0 ] && [ $crc -eq 0 ]; then
+		pass "$label"
+	else
+		fail "$label" "server exit $src, client exit $crc: $(tail -n 1 \
+			"$clog") (logs: $slog $clog)"
+		show_failures "$slog"
+		show_failures "$clog"
+	fi
+}
+
+step_rdm() {
+	port=$((port + 2))
+	run_pair fi_rivet_rdm fi_rivet_rdm $((port + 1000)) -- \
+		-p "$prov" -e rdm -s "$addr" -B "$port" -S "$sizes" -I "$iters" \
+		-- -p "$prov" -e rdm -s "$addr" -P "$port" -S "$sizes" \
+		-I "$iters" "$addr"
+}
+
+step_multi() {
+	local log=$logdir/fi_rivet_rdm_multi.log p
+	p=$(prog fi_rivet_rdm_multi)
+	t0=$SECONDS
+	if run "$p" -p "$prov" -e rdm -s "$addr" >"$log" 2>&1; then
+		pass fi_rivet_rdm_multi
+	else
+		fail fi_rivet_rdm_multi "$(tail -n 1 "$log") (log: $log)"
+		show_failures "$log"
+	fi
+}
+
+step_mesh() {
+	local dir=$logdir/mesh p i pids=() bad=""
+	p=$(prog fi_rivet_rdm_mesh)
+	rm -rf "$dir" && mkdir -p "$dir"
+	t0=$SECONDS
+	for i in $(seq 0 $((nprocs - 1))); do
+		run "$p" -p "$prov" -e rdm -s "$addr" -n "$nprocs" -i "$i" \
+			-D "$dir" >"$logdir/mesh.$i.log" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[$i]}" || bad="$bad $i"
+	done
+	if [ -z "$bad" ]; then
+		pass "fi_rivet_rdm_mesh ($nprocs processes)"
+	else
+		fail fi_rivet_rdm_mesh "ranks$bad failed (logs: $logdir/mesh.*.log)"
+		for i in $bad; do show_failures "$logdir/mesh.$i.log"; done
+	fi
+}
+
+# The victim SIGKILLs itself (exit 137 by design) once it has taken some
+# messages; the survivor echoes until the client tells it to quit.
+step_kill() {
+	local dir=$logdir/kill p vpid spid vrc src crc
+	p=$(prog fi_rivet_rdm_kill)
+	rm -rf "$dir" && mkdir -p "$dir"
+	t0=$SECONDS
+	local args=(-p "$prov" -e rdm -s "$addr" -D "$dir")
+	run "$p" "${args[@]}" -R victim >"$logdir/kill.victim.log" 2>&1 &
+	vpid=$!
+	run "$p" "${args[@]}" -R survivor >"$logdir/kill.survivor.log" 2>&1 &
+	spid=$!
+	run "$p" "${args[@]}" -R client >"$logdir/kill.client.log" 2>&1
+	crc=$?
+	wait "$vpid"; vrc=$?
+	wait "$spid"; src=$?
+	if [ $crc -eq 0 ] && [ $src -eq 0 ] && [ $vrc -eq 137 ] &&
+	   grep -q '^ok kill_victim_received' "$logdir/kill.victim.log"; then
+		pass fi_rivet_rdm_kill
+	else
+		fail fi_rivet_rdm_kill "client exit $crc, survivor $src, victim \
+$vrc (137 expected) (logs: $logdir/kill.*.log)"
+		show_failures "$logdir/kill.client.log"
+		show_failures "$logdir/kill.survivor.log"
+		show_failures "$logdir/kill.victim.log"
+	fi
+}
+
+# The MPI programs: prebuilt in BINDIR/mpi, else built with mpicc.
+mpi_prog() {
+	local name=$1 src=$bindir/mpi/$1.c out=$logdir/mpi/$1
+	if [ -x "$bindir/mpi/$name" ]; then
+		echo "$bindir/mpi/$name"
+	elif [ -f "$src" ] && command -v mpicc >/dev/null &&
+	     mkdir -p "$logdir/mpi" &&
+	     mpicc -O2 -o "$out" "$src" >"$logdir/mpi/$name.build.log" 2>&1; then
+		echo "$out"
+	fi
+}
+
+step_mpi() {
+	local name p log xenv=() v
+	if ! command -v mpirun >/dev/null; then
+		fail mpi "mpirun not installed (apt-get install openmpi-bin)"
+		return
+	fi
+	for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\)=.*/\1/p'); do
+		xenv+=(-x "$v")
+	done
+	for name in mpi_rivet_pingpong mpi_rivet_match mpi_rivet_coll; do
+		t0=$SECONDS
+		log=$logdir/$name.log
+		p=$(mpi_prog "$name")
+		if [ -z "$p" ]; then
+			fail "$name" "not built (mpicc missing?)"
+			continue
+		fi
+		if run mpirun --oversubscribe -np "$ranks" --mca pml cm \
+			--mca mtl ofi --mca mtl_ofi_provider_include "$prov" \
+			--mca btl self "${xenv[@]}" "$p" >"$log" 2>&1; then
+			pass "$name"
+		else
+			fail "$name" "$(tail -n 1 "$log") (log: $log)"
+			show_failures "$log"
+		fi
+	done
+}
+
+step_pingpong() {
+	if [ -z "$(prog fi_pingpong)" ]; then
+		fail fi_pingpong_rdm "not installed (apt-get install libfabric-bin)"
+		return
+	fi
+	port=$((port + 2))
+	run_pair fi_pingpong_rdm fi_pingpong "$port" -- \
+		-p "$prov" -e rdm -I 10 -S all -c -B "$port" -- \
+		-p "$prov" -e rdm -I 10 -S all -c -P "$port" "$addr"
+}
+
+echo "# provider $prov, address $addr, logs in $logdir"
+fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
+	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
+
+for s in rdm multi mesh kill mpi pingpong; do
+	skipped "$s" || "step_$s"
+done
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
