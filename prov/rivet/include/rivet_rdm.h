@@ -128,10 +128,29 @@ enum rivet_tx_state {
 	RIVET_TX_WAIT_FIN,
 };
 
+/* The work request of an RMA operation (rivet_rdm_rma.c): one RDMA READ
+ * or WRITE, for FI_DELIVERY_COMPLETE followed by a zero-byte READ. */
+struct rivet_rma_wr {
+	enum ibv_wr_opcode opcode;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint32_t imm;			/* network order */
+	unsigned int send_flags;	/* IBV_SEND_INLINE, IBV_SEND_FENCE */
+	int nsge;
+	struct ibv_sge sges[RIVET_RDM_IOV_LIMIT];
+	bool delivery;			/* the zero-byte READ follows */
+	bool ctrl_held;			/* it holds one of ep->ctrl_free */
+	uint8_t wcs;			/* work completions still to come */
+	int err, prov_errno;		/* the first failure among them */
+	size_t count;			/* > 0: a READ into the staging slot, */
+	struct iovec iov[RIVET_RDM_IOV_LIMIT];	/* copied here at the end */
+};
+
 struct rivet_tx_op {
 	uint8_t kind;			/* RIVET_WR_TX */
 	uint8_t state;
 	bool rndv;
+	bool rma;			/* an RMA operation: see wr */
 	bool report;
 	bool fin_seen;			/* FIN came before the send's WC */
 	int32_t fin_status;
@@ -147,6 +166,7 @@ struct rivet_tx_op {
 	size_t len;
 	size_t nmrs;
 	struct ibv_mr *mrs[RIVET_RDM_IOV_LIMIT];
+	struct rivet_rma_wr wr;
 };
 
 /* A posted receive. */
@@ -220,6 +240,7 @@ struct rivet_rdm_ep {
 	bool tx_selective, rx_selective;
 	uint64_t tx_op_flags, rx_op_flags;
 	struct rivet_cntr *send_cntr, *recv_cntr;
+	struct rivet_cntr *read_cntr, *write_cntr;
 	uint64_t caps;
 	size_t min_multi_recv;
 	size_t eager_size;
@@ -310,6 +331,19 @@ int rivet_rndv_send_fin(struct rivet_conn *conn, uint64_t send_id,
 			int32_t status);
 void rivet_rndv_retry_deferred(struct rivet_conn *conn);
 void rivet_rndv_release_op(struct rivet_tx_op *op);
+
+/* rivet_rdm_rma.c */
+extern struct fi_ops_rma g_rivet_rdm_rma_ops;
+/* Posts a prepared RMA operation on its (connected) connection. */
+int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
+void rivet_rma_wc(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+		  const struct ibv_wc *wc);
+/* The completion of an RMA operation (called by rivet_tx_op_done). */
+void rivet_rma_complete(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+			struct rivet_cq_entry *e);
+/* An RDMA WRITE with immediate landed: the SRQ buffer it took goes back. */
+void rivet_rma_handle_imm(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
+			  const struct ibv_wc *wc);
 
 /* rivet_rdm_match.c (pure) */
 bool rivet_match_tag(uint64_t want, uint64_t ignore, uint64_t tag);

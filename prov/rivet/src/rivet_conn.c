@@ -225,6 +225,7 @@ static void rivet_conn_up(struct rivet_conn *conn, const void *data,
 	const struct rivet_wire_accept *acc = data;
 	struct rivet_rdm_ep *ep = conn->ep;
 	struct rivet_tx_op *op, *tmp;
+	int ret;
 
 	if (conn->active) {
 		if (!acc || len < sizeof(*acc) ||
@@ -240,7 +241,10 @@ static void rivet_conn_up(struct rivet_conn *conn, const void *data,
 		  conn->qp->qp_num);
 	DL_FOREACH_SAFE(conn->queued, op, tmp) {
 		DL_DELETE(conn->queued, op);
-		rivet_eager_send(ep, op);
+		ret = op->rma ? rivet_rma_post(ep, op) :
+				rivet_eager_send(ep, op);
+		if (ret)	/* nobody is left to be told but the CQ */
+			rivet_tx_op_done(ep, op, -ret, 0);
 	}
 }
 

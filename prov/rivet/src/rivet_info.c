@@ -17,11 +17,13 @@
 #define RIVET_MSG_TX_CAPS (FI_MSG | FI_RMA | FI_SEND | FI_READ | FI_WRITE)
 #define RIVET_MSG_RX_CAPS \
 	(FI_MSG | FI_RMA | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE)
-/* FI_EP_RDM: rivet's own protocol; RMA and atomics are not offered yet */
-#define RIVET_RDM_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND)
+/* FI_EP_RDM: rivet's own protocol, RMA straight onto RDMA READ/WRITE;
+ * atomics are not offered yet */
+#define RIVET_RDM_TX_CAPS \
+	(FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ | FI_WRITE)
 #define RIVET_RDM_RX_CAPS \
 	(FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
-	 FI_MULTI_RECV)
+	 FI_MULTI_RECV | FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE)
 
 /* Every capability libfabric 1.17 defines, and the provider-specific bits;
  * anything else in a caps field is not a capability at all. */
@@ -41,6 +43,11 @@
 	 FI_ORDER_WAS | FI_ORDER_SAW | FI_ORDER_SAS)
 /* The RMA-only orderings that RAR, RAW and WAW imply. */
 #define RIVET_RMA_ORDER (FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW | FI_ORDER_RMA_WAW)
+/* RDM: a peer's messages match in order; its RMA shares one RC connection,
+ * so RMA is ordered as on MSG among itself.  Messages and RMA are not
+ * ordered with each other: a rendezvous moves its data after later RMA. */
+#define RIVET_RDM_ORDER \
+	(FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAW)
 
 #define RIVET_TX_OP_FLAGS \
 	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | \
@@ -85,9 +92,11 @@ struct rivet_ep_type {
 	uint64_t mem_tag_format;	/* 0: untagged */
 	enum fi_progress data_progress;
 	int mr_mode;			/* what we report, API >= 1.5 */
+	int mr_mode_rma;		/* reported too when FI_RMA is given */
 	int mr_required, mr_required_rma;	/* hints must allow these */
 	bool legacy_local_mr;		/* API < 1.5: needs FI_LOCAL_MR */
 	size_t cq_data_size, max_err_data;
+	size_t cq_data_size_rma;	/* with RMA writes (0: the same) */
 };
 
 static const struct rivet_ep_type g_ep_types[] = {
@@ -128,31 +137,39 @@ static const struct rivet_ep_type g_ep_types[] = {
 		.protocol = RIVET_PROTO_RDM,
 		.tx_caps = RIVET_RDM_TX_CAPS,
 		.rx_caps = RIVET_RDM_RX_CAPS,
-		/* per peer, sends are matched in order; completions are
-		 * not ordered (a rendezvous completes after later eagers) */
-		.msg_order = FI_ORDER_SAS,
+		/* completions are not ordered (a rendezvous completes
+		 * after later eagers) */
+		.msg_order = RIVET_RDM_ORDER,
+		.rma_order = RIVET_RMA_ORDER,
 		.tx_comp_order = FI_ORDER_NONE,
 		.rx_comp_order = FI_ORDER_NONE,
 		.tx_op_flags = RIVET_RDM_TX_OP_FLAGS,
 		.rx_op_flags = FI_COMPLETION | FI_MULTI_RECV,
 		.iov_limit = RIVET_RDM_IOV_LIMIT,
+		.rma_iov_limit = 1,
 		.inject_size = RIVET_RDM_INJECT_SIZE,
 		.max_msg_size = RIVET_RDM_MAX_MSG_SIZE,
+		.ordered_rma = true,
 		.mem_tag_format = RIVET_TAG_GENERIC,
 		/* the protocol runs in fi_cq_read and fi_cntr_read */
 		.data_progress = FI_PROGRESS_MANUAL,
 		/*
 		 * Eager data goes through rivet's own registered buffers and
 		 * rivet registers large buffers itself: the application
-		 * registers nothing.  No bits ("default" registration) is
-		 * truthful while no RMA or atomic capability is offered: no
-		 * peer ever uses a key or an address of ours.  RMA will
-		 * need FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED.
+		 * registers nothing for messages.  With RMA, peers name our
+		 * regions by virtual address and the rkey, which must exist
+		 * when the peer uses it.
 		 */
 		.mr_mode = 0,
+		.mr_mode_rma = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY |
+			       FI_MR_ALLOCATED,
+		.mr_required_rma = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY |
+				   FI_MR_ALLOCATED,
 		.legacy_local_mr = false,
-		/* remote CQ data travels in rivet's header */
+		/* remote CQ data travels in rivet's header; an RDMA write's
+		 * rides in its 32-bit immediate */
 		.cq_data_size = sizeof(uint64_t),
+		.cq_data_size_rma = sizeof(uint32_t),
 	},
 };
 
@@ -279,9 +296,11 @@ static void rivet_info_build_domain(struct fi_domain_attr *d,
 	/* posts are bounded by CQ credits, RC retries receiver-not-ready */
 	d->resource_mgmt = FI_RM_ENABLED;
 	d->av_type = FI_AV_UNSPEC;
-	d->mr_mode = t->mr_mode;
+	/* the info we build offers every capability, RMA included */
+	d->mr_mode = t->mr_mode | t->mr_mode_rma;
 	d->mr_key_size = sizeof(uint32_t);
-	d->cq_data_size = t->cq_data_size;
+	d->cq_data_size = t->cq_data_size_rma ? t->cq_data_size_rma :
+						t->cq_data_size;
 	d->cq_cnt = lim->max_cq;
 	d->ep_cnt = lim->max_qp;
 	d->tx_ctx_cnt = lim->max_qp;
@@ -495,14 +514,47 @@ static int rivet_match_ep_type(struct rivet_match *m)
 	return 0;
 }
 
+static int rivet_mr_mode_required(const struct rivet_ep_type *t,
+				  uint64_t caps)
+{
+	return t->mr_required | ((caps & FI_RMA) ? t->mr_required_rma : 0);
+}
+
+/* RMA that the hints do not name, and that their mr_mode (API >= 1.5
+ * bits) or cq_data_size could not live with, where RMA is what changes
+ * them (RDM: messages need neither registration nor a 32-bit limit).  MSG
+ * asks the same of every application, and refuses such hints. */
+static bool rivet_match_rma_unwanted(const struct rivet_match *m)
+{
+	const struct fi_info *h = m->hints;
+	const struct fi_domain_attr *hd = h->domain_attr;
+	uint64_t named = h->caps | (h->tx_attr ? h->tx_attr->caps : 0) |
+			 (h->rx_attr ? h->rx_attr->caps : 0);
+	int need = rivet_mr_mode_required(m->type, FI_RMA);
+
+	if ((named & (FI_RMA | RIVET_RMA_MODS)) || !hd)
+		return false;
+	if (m->type->cq_data_size_rma &&
+	    hd->cq_data_size > m->type->cq_data_size_rma)
+		return true;
+	return m->type->mr_mode_rma &&
+	       !rivet_match_legacy_version(m->version) &&
+	       !(hd->mr_mode & (FI_MR_BASIC | FI_MR_SCALABLE)) &&
+	       (hd->mr_mode & need) != need;
+}
+
 /* Primary caps: only those asked for; secondary: all of ours (they cost
- * nothing).  hints->caps == 0: everything. */
+ * nothing).  hints->caps == 0: everything, but RMA only where the rest of
+ * the hints allow it. */
 static int rivet_match_caps(struct rivet_match *m)
 {
 	uint64_t want = m->hints->caps;
 
-	if (!want)
+	if (!want) {
+		if (rivet_match_rma_unwanted(m))
+			m->fi->caps &= ~(FI_RMA | RIVET_RMA_MODS);
 		return 0;
+	}
 	if (want & ~rivet_ep_type_caps(m->type))
 		return rivet_match_fail(-FI_ENODATA, "caps");
 	m->fi->caps = rivet_caps_expand(want & ~RIVET_DOMAIN_CAPS) |
@@ -539,12 +591,6 @@ static int rivet_match_ctx_caps(struct rivet_match *m)
 	return 0;
 }
 
-static int rivet_mr_mode_required(const struct rivet_ep_type *t,
-				  uint64_t caps)
-{
-	return t->mr_required | ((caps & FI_RMA) ? t->mr_required_rma : 0);
-}
-
 /*
  * API < 1.5: mr_mode is FI_MR_UNSPEC, _BASIC or _SCALABLE, and FI_LOCAL_MR
  * is a mode bit.  API >= 1.5: mr_mode is a bit set; FI_MR_BASIC (alone)
@@ -561,14 +607,16 @@ static int rivet_match_mr_mode(struct rivet_match *m)
 {
 	const struct fi_domain_attr *hd = m->hints->domain_attr;
 	const struct rivet_ep_type *t = m->type;
-	int hint = hd ? hd->mr_mode : t->mr_mode;
+	int offered = t->mr_mode |
+		      ((m->fi->caps & FI_RMA) ? t->mr_mode_rma : 0);
+	int hint = hd ? hd->mr_mode : offered;
 	int required = rivet_mr_mode_required(t, m->fi->caps);
 
 	if (!rivet_match_legacy_version(m->version) &&
 	    !(hint & (FI_MR_BASIC | FI_MR_SCALABLE))) {
 		if ((hint & required) != required)
 			return rivet_match_fail(-FI_ENODATA, "mr_mode");
-		m->fi->domain_attr->mr_mode = t->mr_mode & hint;
+		m->fi->domain_attr->mr_mode = offered & hint;
 		return 0;
 	}
 	if (hint == FI_MR_SCALABLE)
@@ -590,10 +638,14 @@ static int rivet_match_mode(struct rivet_match *m)
 	struct fi_info *fi = m->fi;
 	uint64_t rx_mode = h->rx_attr && h->rx_attr->mode ? h->rx_attr->mode :
 							     h->mode;
-	bool rma_write = (m->type->mode & FI_RX_CQ_DATA) &&
-			 (fi->caps & FI_RMA) &&
+	bool rma_write = (fi->caps & FI_RMA) &&
 			 (fi->caps & (FI_WRITE | FI_REMOTE_WRITE));
 
+	/* RDM: 64-bit data in messages, 32 where RMA writes may carry it */
+	if (m->type->cq_data_size_rma)
+		fi->domain_attr->cq_data_size = rma_write ?
+			m->type->cq_data_size_rma : m->type->cq_data_size;
+	rma_write = rma_write && (m->type->mode & FI_RX_CQ_DATA);
 	fi->mode = 0;
 	fi->tx_attr->mode = 0;
 	fi->rx_attr->mode = 0;

@@ -30,8 +30,12 @@ void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		.err = err, .prov_errno = prov_errno, .src = FI_ADDR_NOTAVAIL,
 	};
 
-	rivet_rdm_complete(ep, true, &e, op->report);
+	if (op->rma)
+		rivet_rma_complete(ep, op, &e);
+	else
+		rivet_rdm_complete(ep, true, &e, op->report);
 	rivet_rndv_release_op(op);
+	op->rma = false;
 	op->state = RIVET_TX_FREE;
 	op->gen++;
 	LL_PREPEND(ep->tx_free, op);

@@ -33,20 +33,38 @@ static int rivet_rdm_bind_cq(struct rivet_rdm_ep *ep, struct rivet_cq *cq,
 	return 0;
 }
 
+/* The counter slots an fi_ep_bind flag names (FI_READ, FI_WRITE: the
+ * RMA operations this endpoint starts; remote ones need FI_RMA_EVENT). */
+static struct rivet_cntr **rivet_rdm_cntr_slot(struct rivet_rdm_ep *ep,
+					       uint64_t flag)
+{
+	switch (flag) {
+	case FI_SEND:
+		return &ep->send_cntr;
+	case FI_RECV:
+		return &ep->recv_cntr;
+	case FI_READ:
+		return &ep->read_cntr;
+	default:
+		return &ep->write_cntr;
+	}
+}
+
 static int rivet_rdm_bind_cntr(struct rivet_rdm_ep *ep,
 			       struct rivet_cntr *cntr, uint64_t flags)
 {
-	if (!flags || (flags & ~(FI_SEND | FI_RECV)))
+	static const uint64_t all[] = { FI_SEND, FI_RECV, FI_READ, FI_WRITE };
+	size_t i;
+
+	if (!flags || (flags & ~(FI_SEND | FI_RECV | FI_READ | FI_WRITE)))
 		return -FI_EBADFLAGS;
-	if (((flags & FI_SEND) && ep->send_cntr) ||
-	    ((flags & FI_RECV) && ep->recv_cntr))
-		return -FI_EINVAL;
-	if (flags & FI_SEND) {
-		ep->send_cntr = cntr;
-		atomic_fetch_add(&cntr->refcnt, 1);
-	}
-	if (flags & FI_RECV) {
-		ep->recv_cntr = cntr;
+	for (i = 0; i < 4; i++)
+		if ((flags & all[i]) && *rivet_rdm_cntr_slot(ep, all[i]))
+			return -FI_EINVAL;
+	for (i = 0; i < 4; i++) {
+		if (!(flags & all[i]))
+			continue;
+		*rivet_rdm_cntr_slot(ep, all[i]) = cntr;
 		atomic_fetch_add(&cntr->refcnt, 1);
 	}
 	return 0;
@@ -187,6 +205,10 @@ static int rivet_rdm_ep_cqs(struct rivet_rdm_ep *ep)
 		ret = rivet_cntr_attach_cq(ep->send_cntr, ep->tx_cq);
 	if (!ret && ep->recv_cntr)
 		ret = rivet_cntr_attach_cq(ep->recv_cntr, ep->rx_cq);
+	if (!ret && ep->read_cntr)
+		ret = rivet_cntr_attach_cq(ep->read_cntr, ep->tx_cq);
+	if (!ret && ep->write_cntr)
+		ret = rivet_cntr_attach_cq(ep->write_cntr, ep->tx_cq);
 	return ret;
 }
 
@@ -267,6 +289,16 @@ static void rivet_rdm_ep_release_refs(struct rivet_rdm_ep *ep)
 			rivet_cntr_detach_cq(ep->recv_cntr, ep->rx_cq);
 		atomic_fetch_sub(&ep->recv_cntr->refcnt, 1);
 	}
+	if (ep->read_cntr) {
+		if (ep->enabled)
+			rivet_cntr_detach_cq(ep->read_cntr, ep->tx_cq);
+		atomic_fetch_sub(&ep->read_cntr->refcnt, 1);
+	}
+	if (ep->write_cntr) {
+		if (ep->enabled)
+			rivet_cntr_detach_cq(ep->write_cntr, ep->tx_cq);
+		atomic_fetch_sub(&ep->write_cntr->refcnt, 1);
+	}
 	/* a CQ bound for both directions holds two references */
 	rivet_rdm_ep_release_cq(ep, ep->rx_cq);
 	rivet_rdm_ep_release_cq(ep, ep->tx_cq);
@@ -307,6 +339,10 @@ static int rivet_rdm_ep_close(struct fid *fid)
 	for (i = 0; i < ep->nconns; i++)
 		if (ep->conns[i])
 			rivet_conn_destroy(ep->conns[i]);
+	/* registrations of operations that never completed (rendezvous
+	 * sends, RMA without descriptors) go before the PD can */
+	for (i = 0; ep->tx_ops && i < ep->tx_size; i++)
+		rivet_rndv_release_op(&ep->tx_ops[i]);
 	if (ep->listen_id)
 		rdma_destroy_id(ep->listen_id);
 	if (ep->srq)
@@ -517,6 +553,7 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	ep->ep_fid.cm = &g_rivet_rdm_cm_ops;
 	ep->ep_fid.msg = &g_rivet_rdm_msg_ops;
 	ep->ep_fid.tagged = &g_rivet_rdm_tagged_ops;
+	ep->ep_fid.rma = &g_rivet_rdm_rma_ops;
 }
 
 int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,

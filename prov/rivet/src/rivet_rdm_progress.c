@@ -46,6 +46,10 @@ static void rivet_rdm_wc_tx(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 {
 	struct rivet_conn *conn = op->conn;
 
+	if (op->rma) {
+		rivet_rma_wc(ep, op, wc);
+		return;
+	}
 	if (wc->status != IBV_WC_SUCCESS) {
 		rivet_tx_op_done(ep, op, rivet_wc_status_to_fi(wc->status),
 				 wc->status);
@@ -79,7 +83,11 @@ static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 
 	switch (*(uint8_t *)p) {
 	case RIVET_WR_RXBUF:
-		if (wc->status == IBV_WC_SUCCESS)
+		/* a write with immediate data takes a buffer, fills none */
+		if (wc->status == IBV_WC_SUCCESS &&
+		    wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+			rivet_rma_handle_imm(ep, buf, wc);
+		else if (wc->status == IBV_WC_SUCCESS)
 			rivet_proto_handle_rx(ep, buf, wc->byte_len);
 		else if (wc->status != IBV_WC_WR_FLUSH_ERR)
 			rivet_rdm_srq_post(ep, buf);

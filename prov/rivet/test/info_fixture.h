@@ -20,11 +20,17 @@
 #define MSG_ORDER \
 	(FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAW | \
 	 FI_ORDER_WAS | FI_ORDER_SAW | FI_ORDER_SAS)
-#define RDM_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND)
-#define RDM_RX_CAPS \
+#define RDM_MSG_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND)
+#define RDM_MSG_RX_CAPS \
 	(FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
 	 FI_MULTI_RECV)
+#define RDM_TX_CAPS (RDM_MSG_TX_CAPS | FI_RMA | FI_READ | FI_WRITE)
+#define RDM_RX_CAPS \
+	(RDM_MSG_RX_CAPS | FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define RDM_CAPS (RDM_TX_CAPS | RDM_RX_CAPS | COMM_CAPS)
+/* the RDM without RMA: what caps 0 gives when RMA does not fit the hints */
+#define RDM_MSG_CAPS (RDM_MSG_TX_CAPS | RDM_MSG_RX_CAPS | COMM_CAPS)
+#define RDM_ORDER (FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAW)
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /* rxe-like limits (max_qp_wr 16384, max_sge 32, max_inline 240, ...) and

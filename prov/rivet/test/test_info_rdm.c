@@ -40,8 +40,8 @@ Test(info_rdm, build_rxe)
 	cr_assert_eq(fi->rx_attr->mode, 0);
 	cr_assert_eq(fi->tx_attr->op_flags, 0);
 	cr_assert_eq(fi->rx_attr->op_flags, 0);
-	cr_assert_eq(fi->tx_attr->msg_order, FI_ORDER_SAS);
-	cr_assert_eq(fi->rx_attr->msg_order, FI_ORDER_SAS);
+	cr_assert_eq(fi->tx_attr->msg_order, RDM_ORDER);
+	cr_assert_eq(fi->rx_attr->msg_order, RDM_ORDER);
 	cr_assert_eq(fi->tx_attr->comp_order, FI_ORDER_NONE);
 	cr_assert_eq(fi->rx_attr->comp_order, FI_ORDER_NONE);
 	cr_assert_eq(fi->tx_attr->inject_size, 256);
@@ -49,7 +49,7 @@ Test(info_rdm, build_rxe)
 	cr_assert_eq(fi->rx_attr->size, 384);
 	cr_assert_eq(fi->tx_attr->iov_limit, 4);
 	cr_assert_eq(fi->rx_attr->iov_limit, 4);
-	cr_assert_eq(fi->tx_attr->rma_iov_limit, 0);
+	cr_assert_eq(fi->tx_attr->rma_iov_limit, 1);
 	cr_assert_eq(fi->rx_attr->total_buffered_recv, 0);
 }
 
@@ -64,9 +64,9 @@ Test(info_rdm, build_rxe_ep_domain_fabric)
 	cr_assert_eq(e->protocol_version, 1);
 	cr_assert_eq(e->max_msg_size, 1ULL << 30);
 	cr_assert_eq(e->msg_prefix_size, 0);
-	cr_assert_eq(e->max_order_raw_size, 0);
+	cr_assert_eq(e->max_order_raw_size, 1ULL << 30);
 	cr_assert_eq(e->max_order_war_size, 0);
-	cr_assert_eq(e->max_order_waw_size, 0);
+	cr_assert_eq(e->max_order_waw_size, 1ULL << 30);
 	cr_assert_eq(e->mem_tag_format, 0xAAAAAAAAAAAAAAAAULL);
 	cr_assert_eq(e->tx_ctx_cnt, 1);
 	cr_assert_eq(e->rx_ctx_cnt, 1);
@@ -76,9 +76,9 @@ Test(info_rdm, build_rxe_ep_domain_fabric)
 	cr_assert_eq(d->data_progress, FI_PROGRESS_MANUAL);
 	cr_assert_eq(d->resource_mgmt, FI_RM_ENABLED);
 	cr_assert_eq(d->av_type, FI_AV_UNSPEC);
-	cr_assert_eq(d->mr_mode, 0);
+	cr_assert_eq(d->mr_mode, MR_BASIC_MAP, "RMA needs keys, addresses");
 	cr_assert_eq(d->mr_key_size, 4);
-	cr_assert_eq(d->cq_data_size, 8);
+	cr_assert_eq(d->cq_data_size, 4, "an RDMA write's immediate");
 	cr_assert_eq(d->cq_cnt, 16384);
 	cr_assert_eq(d->ep_cnt, 65536);
 	cr_assert_eq(d->max_ep_tx_ctx, 1);
@@ -148,7 +148,7 @@ Test(info_rdm, select_no_hints_rdm_then_msg)
 
 	cr_assert_eq(list->ep_attr->type, FI_EP_RDM);
 	cr_assert_eq(list->caps, RDM_CAPS);
-	cr_assert_eq(list->domain_attr->mr_mode, 0);
+	cr_assert_eq(list->domain_attr->mr_mode, MR_BASIC_MAP);
 	cr_assert_eq(list->next->ep_attr->type, FI_EP_MSG);
 	cr_assert_eq(list->next->caps, ALL_CAPS);
 	cr_assert_eq(list->next->domain_attr->mr_mode, MR_ALL);
@@ -168,8 +168,9 @@ static const struct {
 	{ FI_EP_RDM, FI_MSG, FI_EP_RDM, FI_EP_UNSPEC },
 	{ FI_EP_UNSPEC, FI_TAGGED, FI_EP_RDM, FI_EP_UNSPEC },
 	{ FI_EP_UNSPEC, FI_MSG | FI_SOURCE, FI_EP_RDM, FI_EP_UNSPEC },
-	{ FI_EP_UNSPEC, FI_RMA, FI_EP_MSG, FI_EP_UNSPEC },
-	{ FI_EP_UNSPEC, FI_MSG | FI_RMA, FI_EP_MSG, FI_EP_UNSPEC },
+	{ FI_EP_UNSPEC, FI_RMA, FI_EP_RDM, FI_EP_MSG },
+	{ FI_EP_UNSPEC, FI_MSG | FI_RMA, FI_EP_RDM, FI_EP_MSG },
+	{ FI_EP_UNSPEC, FI_TAGGED | FI_RMA, FI_EP_RDM, FI_EP_UNSPEC },
 };
 
 Test(info_rdm, select_filters_by_type_and_caps)
@@ -222,8 +223,8 @@ Test(info_rdm, null_hints)
 
 	cr_assert_eq(fi->caps, RDM_CAPS);
 	cr_assert_eq(fi->mode, 0);
-	cr_assert_eq(fi->domain_attr->mr_mode, 0);
-	cr_assert_eq(fi->domain_attr->cq_data_size, 8);
+	cr_assert_eq(fi->domain_attr->mr_mode, MR_BASIC_MAP);
+	cr_assert_eq(fi->domain_attr->cq_data_size, 4);
 	fi_freeinfo(fi);
 	fi = rdm_ok(NULL, V(1, 4));
 	cr_assert_eq(fi->domain_attr->mr_mode, FI_MR_BASIC);
@@ -286,7 +287,107 @@ Test(info_rdm, caps_selection)
 	}
 }
 
-/* Whatever the application offers, the RDM needs no registration. */
+/* FI_RMA: RDMA reads and writes name the target's regions by virtual
+ * address and rkey, so the hints must allow those; remote CQ data then
+ * fits an RDMA write's 32-bit immediate. */
+Test(info_rdm, rma_granted)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->caps |= FI_RMA;
+	h->tx_attr->rma_iov_limit = 1;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
+				       FI_RMA | FI_READ | FI_WRITE |
+				       FI_REMOTE_READ | FI_REMOTE_WRITE |
+				       COMM_CAPS);
+	cr_assert_eq(fi->tx_attr->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RMA |
+						FI_READ | FI_WRITE);
+	cr_assert_eq(fi->rx_attr->caps, FI_MSG | FI_TAGGED | FI_RECV | FI_RMA |
+						FI_REMOTE_READ |
+						FI_REMOTE_WRITE);
+	cr_assert_eq(fi->domain_attr->mr_mode, MR_BASIC_MAP, "no FI_MR_LOCAL");
+	cr_assert_eq(fi->domain_attr->cq_data_size, 4);
+	cr_assert_eq(fi->tx_attr->rma_iov_limit, 1);
+	cr_assert_eq(fi->ep_attr->max_order_raw_size, 1ULL << 30);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+/* Reads only: no write can carry data, the header's 8 bytes stay. */
+Test(info_rdm, rma_read_only_keeps_cq_data_8)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->caps = FI_TAGGED | FI_RMA | FI_READ | FI_REMOTE_READ;
+	h->domain_attr->cq_data_size = 8;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->tx_attr->caps, FI_TAGGED | FI_SEND | FI_RMA | FI_READ);
+	cr_assert_eq(fi->rx_attr->caps, FI_TAGGED | FI_RECV | FI_RMA |
+						FI_REMOTE_READ);
+	cr_assert_eq(fi->domain_attr->cq_data_size, 8);
+	cr_assert_eq(fi->domain_attr->mr_mode, MR_BASIC_MAP);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+/* caps 0 asks for everything that fits the other hints: RMA only where
+ * mr_mode and cq_data_size allow it, the messages in any case. */
+static const struct {
+	int mr_mode;
+	size_t cq_data_size;
+	uint64_t want_caps;
+	int want_mr_mode;
+	size_t want_cq_data;
+} g_rdm_caps0[] = {
+	{ MR_ALL, 0, RDM_CAPS, MR_BASIC_MAP, 4 },
+	{ MR_BASIC_MAP, 4, RDM_CAPS, MR_BASIC_MAP, 4 },
+	{ 0, 0, RDM_MSG_CAPS, 0, 8 },
+	{ FI_MR_LOCAL, 0, RDM_MSG_CAPS, 0, 8 },
+	{ MR_ALL & ~FI_MR_PROV_KEY, 0, RDM_MSG_CAPS, 0, 8 },
+	{ MR_ALL, 8, RDM_MSG_CAPS, 0, 8 },
+};
+
+Test(info_rdm, caps_zero_rma_where_it_fits)
+{
+	size_t i;
+
+	for (i = 0; i < COUNT(g_rdm_caps0); i++) {
+		struct fi_info *h = hints_rdm(), *fi;
+
+		h->caps = 0;
+		h->domain_attr->mr_mode = g_rdm_caps0[i].mr_mode;
+		h->domain_attr->cq_data_size = g_rdm_caps0[i].cq_data_size;
+		fi = rdm_ok(h, V_NOW);
+		cr_assert_eq(fi->caps, g_rdm_caps0[i].want_caps, "row %zu", i);
+		cr_assert_eq(fi->tx_attr->caps & FI_RMA,
+			     g_rdm_caps0[i].want_caps & FI_RMA, "row %zu", i);
+		cr_assert_eq(fi->domain_attr->mr_mode,
+			     g_rdm_caps0[i].want_mr_mode, "row %zu", i);
+		cr_assert_eq(fi->domain_attr->cq_data_size,
+			     g_rdm_caps0[i].want_cq_data, "row %zu", i);
+		fi_freeinfo(fi);
+		fi_freeinfo(h);
+	}
+}
+
+/* The legacy basic registration is the virtual-address, provider-key
+ * form: RMA is fine with it. */
+Test(info_rdm, rma_legacy_basic)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->caps |= FI_RMA;
+	h->domain_attr->mr_mode = FI_MR_BASIC;
+	fi = rdm_ok(h, V(1, 4));
+	cr_assert_eq(fi->domain_attr->mr_mode, FI_MR_BASIC);
+	cr_assert(fi->caps & FI_RMA);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+/* Whatever the application offers, the RDM's messages need no
+ * registration. */
 static const struct {
 	uint32_t version;
 	int mr_mode;
@@ -419,13 +520,14 @@ Test(info_rdm, orders_and_op_flags)
 
 	h->caps |= FI_MULTI_RECV;
 	h->tx_attr->msg_order = FI_ORDER_SAS;
-	h->rx_attr->msg_order = FI_ORDER_SAS;
+	h->rx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RMA_RAW;
 	h->tx_attr->comp_order = FI_ORDER_NONE;
 	h->tx_attr->op_flags = FI_INJECT | FI_TRANSMIT_COMPLETE |
 			       FI_COMPLETION;
 	h->rx_attr->op_flags = FI_MULTI_RECV | FI_COMPLETION;
 	fi = rdm_ok(h, V_NOW);
-	cr_assert_eq(fi->tx_attr->msg_order, FI_ORDER_SAS);
+	cr_assert_eq(fi->tx_attr->msg_order, RDM_ORDER);
+	cr_assert_eq(fi->rx_attr->msg_order, RDM_ORDER | FI_ORDER_RMA_RAW);
 	cr_assert_eq(fi->tx_attr->op_flags, FI_INJECT | FI_TRANSMIT_COMPLETE |
 						    FI_COMPLETION);
 	cr_assert_eq(fi->rx_attr->op_flags, FI_MULTI_RECV | FI_COMPLETION);
@@ -434,8 +536,6 @@ Test(info_rdm, orders_and_op_flags)
 }
 
 /* ---- hints the RDM refuses: one change to hints_rdm() each ---- */
-MUT(rma, h->caps = FI_TAGGED | FI_RMA)
-MUT(rma_read, h->caps = FI_MSG | FI_RMA | FI_READ)
 MUT(atomic, h->caps = FI_TAGGED | FI_ATOMIC)
 MUT(source_err, h->caps = FI_TAGGED | FI_SOURCE | FI_SOURCE_ERR)
 MUT(rma_event, h->caps = FI_RMA | FI_RMA_EVENT)
@@ -446,7 +546,6 @@ MUT(shared_av, h->caps = FI_TAGGED | FI_SHARED_AV)
 MUT(hmem, h->caps = FI_TAGGED | FI_HMEM)
 MUT(fence, h->caps = FI_TAGGED | FI_FENCE)
 MUT(trigger, h->caps = FI_TAGGED | FI_TRIGGER)
-MUT(tx_caps_rma, h->caps = 0; h->tx_attr->caps = FI_RMA)
 MUT(rx_caps_beyond, h->caps = FI_MSG; h->rx_attr->caps = FI_TAGGED)
 MUT(ep_msg, h->ep_attr->type = FI_EP_MSG)
 MUT(ep_dgram, h->ep_attr->type = FI_EP_DGRAM)
@@ -458,18 +557,26 @@ MUT(tx_size, h->tx_attr->size = 16385)
 MUT(rx_size, h->rx_attr->size = 16385)
 MUT(inject, h->tx_attr->inject_size = 257)
 MUT(max_msg, h->ep_attr->max_msg_size = (1ULL << 30) + 1)
-MUT(order_raw_size, h->ep_attr->max_order_raw_size = 1)
-MUT(order_waw_size, h->ep_attr->max_order_waw_size = 1)
+MUT(order_war_size, h->ep_attr->max_order_war_size = 1)
+MUT(rma_iov_2, h->caps |= FI_RMA; h->tx_attr->rma_iov_limit = 2)
+MUT(rma_no_prov_key, h->caps |= FI_RMA;
+    h->domain_attr->mr_mode = MR_ALL & ~FI_MR_PROV_KEY)
+MUT(rma_no_virt_addr, h->caps |= FI_RMA;
+    h->domain_attr->mr_mode = MR_ALL & ~FI_MR_VIRT_ADDR)
+MUT(rma_no_allocated, h->caps |= FI_RMA;
+    h->domain_attr->mr_mode = MR_ALL & ~FI_MR_ALLOCATED)
+MUT(rma_cq_data_8, h->caps |= FI_RMA; h->domain_attr->cq_data_size = 8)
+MUT(tx_caps_rma_mr_0, h->caps = 0; h->tx_attr->caps = FI_RMA;
+    h->domain_attr->mr_mode = 0)
 MUT(tx_iov, h->tx_attr->iov_limit = 5)
 MUT(rx_iov, h->rx_attr->iov_limit = 5)
-MUT(rma_iov, h->tx_attr->rma_iov_limit = 1)
 MUT(tx_ctx_cnt, h->ep_attr->tx_ctx_cnt = 2)
 MUT(rx_shared, h->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT)
 MUT(srx_ctx, h->domain_attr->max_ep_srx_ctx = 1)
 MUT(cq_data_9, h->domain_attr->cq_data_size = 9)
 MUT(max_err_data, h->domain_attr->max_err_data = 1)
-MUT(tx_order_raw, h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RAW)
-MUT(rx_order_rma, h->rx_attr->msg_order = FI_ORDER_RMA_RAW)
+MUT(tx_order_war, h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_WAR)
+MUT(rx_order_rma_war, h->rx_attr->msg_order = FI_ORDER_RMA_WAR)
 MUT(tx_comp_strict, h->tx_attr->comp_order = FI_ORDER_STRICT)
 MUT(rx_comp_data, h->rx_attr->comp_order = FI_ORDER_DATA)
 MUT(tx_commit, h->tx_attr->op_flags = FI_COMMIT_COMPLETE)
@@ -479,16 +586,17 @@ MUT(auth_key, h->domain_attr->auth_key_size = 16)
 MUT(prov_layered, h->fabric_attr->prov_name = strdup("rivet;ofi_rxm"))
 
 static const struct hint_case g_rdm_nodata[] = {
-	CASE(rma), CASE(rma_read), CASE(atomic), CASE(source_err),
-	CASE(rma_event), CASE(multicast), CASE(named_rx_ctx),
-	CASE(variable_msg), CASE(shared_av), CASE(hmem), CASE(fence),
-	CASE(trigger), CASE(tx_caps_rma), CASE(rx_caps_beyond), CASE(ep_msg),
+	CASE(atomic), CASE(source_err), CASE(rma_event), CASE(multicast),
+	CASE(named_rx_ctx), CASE(variable_msg), CASE(shared_av), CASE(hmem),
+	CASE(fence), CASE(trigger), CASE(rx_caps_beyond), CASE(ep_msg),
 	CASE(ep_dgram), CASE(protocol_msg), CASE(protocol_version),
 	CASE(addr_in6), CASE(ctrl_auto), CASE(tx_size),
-	CASE(rx_size), CASE(inject), CASE(max_msg), CASE(order_raw_size),
-	CASE(order_waw_size), CASE(tx_iov), CASE(rx_iov), CASE(rma_iov),
-	CASE(tx_ctx_cnt), CASE(rx_shared), CASE(srx_ctx), CASE(cq_data_9),
-	CASE(max_err_data), CASE(tx_order_raw), CASE(rx_order_rma),
+	CASE(rx_size), CASE(inject), CASE(max_msg), CASE(order_war_size),
+	CASE(tx_iov), CASE(rx_iov), CASE(rma_iov_2), CASE(rma_no_prov_key),
+	CASE(rma_no_virt_addr), CASE(rma_no_allocated), CASE(rma_cq_data_8),
+	CASE(tx_caps_rma_mr_0), CASE(tx_ctx_cnt), CASE(rx_shared),
+	CASE(srx_ctx), CASE(cq_data_9),
+	CASE(max_err_data), CASE(tx_order_war), CASE(rx_order_rma_war),
 	CASE(tx_comp_strict), CASE(rx_comp_data),
 	CASE(tx_commit), CASE(rx_multi_recv_no_cap), CASE(rx_inject),
 	CASE(auth_key), CASE(prov_layered),

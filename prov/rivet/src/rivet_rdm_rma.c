@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RMA on RDM endpoints: every fi_read and fi_write variant is a shim into
+ * rivet_rma_start, which maps the operation onto one RDMA READ or WRITE
+ * (WRITE_WITH_IMM for remote CQ data) on the connection to the peer, as a
+ * tx op: queued while the connection comes up, bounded by tx_size, and
+ * completed through rivet_tx_op_done.  Also the target's side of a write
+ * with immediate data.
+ *
+ * FI_DELIVERY_COMPLETE writes: RC acknowledges a WRITE once the target's
+ * HCA has it, not when it is in memory; a READ, though, is answered only
+ * after every earlier WRITE on the QP is done at the target.  So such a
+ * write is followed by a zero-byte READ and completes with that READ.
+ */
+#include <stdlib.h>
+
+#include "rivet_rdm.h"
+
+#define RIVET_RMA_SILENT (1ULL << 63)	/* internal: fi_inject_write* */
+
+struct rivet_rma_req {
+	const struct iovec *iov;
+	void **desc;
+	size_t count;
+	fi_addr_t addr;
+	const struct fi_rma_iov *rma;
+	void *context;
+	uint64_t data;
+	uint64_t flags;
+	bool read;
+};
+
+static size_t rivet_rma_len(const struct iovec *iov, size_t count)
+{
+	size_t i, len = 0;
+
+	for (i = 0; i < count; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+static int rivet_rma_check(struct rivet_rdm_ep *ep,
+			   const struct rivet_rma_req *req, size_t len)
+{
+	if (req->count > RIVET_RDM_IOV_LIMIT || (req->count && !req->iov) ||
+	    !req->rma)
+		return -FI_EINVAL;
+	if (len > ep->max_msg_size || len > ep->domain->dev->max_msg_size)
+		return -FI_EINVAL;
+	if ((req->flags & FI_INJECT) &&
+	    (req->read || len > RIVET_RDM_INJECT_SIZE))
+		return -FI_EINVAL;
+	/* a read carries no data to the target's CQ */
+	if (req->read && (req->flags & FI_REMOTE_CQ_DATA))
+		return -FI_EINVAL;
+	return 0;
+}
+
+/* ---- local buffers ---- */
+
+/* The application's registration when it allows the access, else one of
+ * the operation's own (released at completion). */
+static int rivet_rma_lkey(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+			  void *desc, const struct iovec *iov, int access,
+			  uint32_t *lkey_p)
+{
+	struct rivet_mr *mr = desc;
+	struct ibv_mr *own;
+
+	if (mr && mr->ibv_mr && (mr->ibv_access & access) == access) {
+		*lkey_p = mr->ibv_mr->lkey;
+		return 0;
+	}
+	own = ibv_reg_mr(ep->domain->pd, iov->iov_base, iov->iov_len,
+			 access);
+	if (!own) {
+		RIVET_WARN_ERRNO(EP_DATA, "ibv_reg_mr", errno);
+		return rivet_errno_to_fi(errno);
+	}
+	op->mrs[op->nmrs++] = own;
+	*lkey_p = own->lkey;
+	return 0;
+}
+
+/* Whether every non-empty iov has a descriptor that allows access. */
+static bool rivet_rma_descs_ok(const struct rivet_rma_req *req, int access)
+{
+	struct rivet_mr *mr;
+	size_t i;
+
+	for (i = 0; i < req->count; i++) {
+		if (!req->iov[i].iov_len)
+			continue;
+		mr = req->desc ? req->desc[i] : NULL;
+		if (!mr || !mr->ibv_mr || (mr->ibv_access & access) != access)
+			return false;
+	}
+	return true;
+}
+
+/* The staging slot: the data of an inject or small write is copied in
+ * now; a small read lands there and is copied out at completion. */
+static void rivet_rma_stage(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+			    const struct rivet_rma_req *req, size_t len)
+{
+	uint8_t *dst = op->buf;
+	size_t i;
+
+	if (req->read) {
+		op->wr.count = req->count;
+		memcpy(op->wr.iov, req->iov, req->count * sizeof(*req->iov));
+	}
+	for (i = 0; !req->read && i < req->count; i++) {
+		memcpy(dst, req->iov[i].iov_base, req->iov[i].iov_len);
+		dst += req->iov[i].iov_len;
+	}
+	op->wr.sges[0] = (struct ibv_sge) {
+		.addr = (uintptr_t)op->buf, .length = len,
+		.lkey = ep->slab_mr->lkey,
+	};
+	op->wr.nsge = len ? 1 : 0;
+}
+
+static int rivet_rma_sges(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+			  const struct rivet_rma_req *req, size_t len)
+{
+	int access = req->read ? IBV_ACCESS_LOCAL_WRITE : 0;
+	struct ibv_sge *sge = op->wr.sges;
+	bool inl = !req->read && len <= ep->max_inline;
+	bool small = !inl && len <= ep->slot_size;
+	size_t i;
+	int ret;
+
+	/* an inject is copied even when it fits inline: a queued operation
+	 * is posted after the call returned */
+	if ((req->flags & FI_INJECT) ||
+	    (small && !rivet_rma_descs_ok(req, access))) {
+		rivet_rma_stage(ep, op, req, len);
+		if (inl && op->wr.nsge)
+			op->wr.send_flags |= IBV_SEND_INLINE;
+		return 0;
+	}
+	for (i = 0; i < req->count; i++) {
+		if (!req->iov[i].iov_len)
+			continue;
+		sge->addr = (uintptr_t)req->iov[i].iov_base;
+		sge->length = req->iov[i].iov_len;
+		sge->lkey = 0;
+		if (!inl) {
+			ret = rivet_rma_lkey(ep, op, req->desc ?
+					     req->desc[i] : NULL,
+					     &req->iov[i], access, &sge->lkey);
+			if (ret)
+				return ret;
+		}
+		sge++;
+	}
+	op->wr.nsge = sge - op->wr.sges;
+	if (inl && op->wr.nsge)
+		op->wr.send_flags |= IBV_SEND_INLINE;
+	return 0;
+}
+
+/* ---- posting ---- */
+
+static void rivet_rma_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+			   const struct rivet_rma_req *req,
+			   struct rivet_conn *conn, size_t len)
+{
+	op->wr = (struct rivet_rma_wr) {
+		.opcode = req->read ? IBV_WR_RDMA_READ :
+			  (req->flags & FI_REMOTE_CQ_DATA) ?
+			  IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE,
+		.raddr = req->rma->addr, .rkey = (uint32_t)req->rma->key,
+		/* cq_data_size is 4 where RMA is offered: the low 32 bits */
+		.imm = htonl((uint32_t)req->data),
+		.send_flags = (req->flags & FI_FENCE) ? IBV_SEND_FENCE : 0,
+		.delivery = !req->read &&
+			    (req->flags & FI_DELIVERY_COMPLETE),
+	};
+	op->rma = true;
+	op->rndv = false;
+	op->fin_seen = false;
+	op->nmrs = 0;
+	op->conn = conn;
+	op->context = req->context;
+	op->cq_flags = FI_RMA | (req->read ? FI_READ : FI_WRITE);
+	op->report = !(req->flags & RIVET_RMA_SILENT) &&
+		     (!ep->tx_selective || (req->flags & FI_COMPLETION));
+	op->tag = 0;
+	op->len = len;
+}
+
+int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
+{
+	struct rivet_rma_wr *r = &op->wr;
+	struct ibv_send_wr wr[2], *bad;
+	int ret;
+
+	wr[0] = (struct ibv_send_wr) {
+		.wr_id = (uintptr_t)op, .sg_list = r->sges,
+		.num_sge = r->nsge, .opcode = r->opcode,
+		.send_flags = IBV_SEND_SIGNALED | r->send_flags,
+		.imm_data = r->imm,
+		.wr.rdma = { .remote_addr = r->raddr, .rkey = r->rkey },
+	};
+	if (r->delivery) {
+		/* zero bytes: C9-88 asks no valid key of it; ours is */
+		wr[1] = (struct ibv_send_wr) {
+			.wr_id = (uintptr_t)op, .opcode = IBV_WR_RDMA_READ,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = r->raddr,
+				     .rkey = r->rkey },
+		};
+		wr[0].next = &wr[1];
+	}
+	r->wcs = r->delivery ? 2 : 1;
+	ret = ibv_post_send(op->conn->qp, wr, &bad);
+	if (ret && bad == wr) {
+		RIVET_DBG(EP_DATA, "ibv_post_send: %s\n", strerror(ret));
+		return ret == ENOMEM ? -FI_EAGAIN : rivet_errno_to_fi(ret);
+	}
+	if (ret) {		/* the write went, its read did not */
+		r->wcs = 1;
+		r->err = FI_EIO;
+	}
+	op->state = RIVET_TX_POSTED;
+	return 0;
+}
+
+/* A delivery-complete write also holds one internal work request. */
+static int rivet_rma_take_ctrl(struct rivet_rdm_ep *ep,
+			       struct rivet_tx_op *op)
+{
+	if (!op->wr.delivery)
+		return 0;
+	if (!ep->ctrl_free)
+		rivet_rdm_progress_locked(ep);
+	if (!ep->ctrl_free)
+		return -FI_EAGAIN;
+	ep->ctrl_free--;
+	op->wr.ctrl_held = true;
+	return 0;
+}
+
+static void rivet_rma_release(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
+{
+	if (op->wr.ctrl_held)
+		ep->ctrl_free++;
+	op->wr.ctrl_held = false;
+	rivet_rndv_release_op(op);
+	op->rma = false;
+}
+
+static struct rivet_tx_op *rivet_rma_op_alloc(struct rivet_rdm_ep *ep)
+{
+	struct rivet_tx_op *op = ep->tx_free;
+
+	if (!op) {
+		rivet_rdm_progress_locked(ep);
+		op = ep->tx_free;
+	}
+	if (op)
+		LL_DELETE(ep->tx_free, op);
+	return op;
+}
+
+static int rivet_rma_start_locked(struct rivet_rdm_ep *ep,
+				  const struct rivet_rma_req *req, size_t len)
+{
+	struct rivet_conn *conn;
+	struct rivet_tx_op *op;
+	int ret;
+
+	op = rivet_rma_op_alloc(ep);
+	if (!op)
+		return -FI_EAGAIN;
+	ret = rivet_conn_get(ep, req->addr, &conn);
+	if (!ret) {
+		rivet_rma_init(ep, op, req, conn, len);
+		ret = rivet_rma_take_ctrl(ep, op);
+	}
+	if (!ret)
+		ret = rivet_rma_sges(ep, op, req, len);
+	if (!ret && conn->state == RIVET_CONN_UP) {
+		ret = rivet_rma_post(ep, op);
+	} else if (!ret) {
+		op->state = RIVET_TX_QUEUED;
+		DL_APPEND(conn->queued, op);
+	}
+	if (ret) {
+		rivet_rma_release(ep, op);
+		LL_PREPEND(ep->tx_free, op);
+	}
+	return ret;
+}
+
+static ssize_t rivet_rma_start(struct rivet_rdm_ep *ep,
+			       const struct rivet_rma_req *req)
+{
+	size_t len = req->iov ? rivet_rma_len(req->iov, req->count) : 0;
+	int ret = rivet_rma_check(ep, req, len);
+
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&ep->lock);
+	ret = ep->enabled ? rivet_rma_start_locked(ep, req, len) :
+			    -FI_EOPBADSTATE;
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+/* ---- completions ---- */
+
+void rivet_rma_wc(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+		  const struct ibv_wc *wc)
+{
+	struct rivet_rma_wr *r = &op->wr;
+	struct rivet_conn *conn = op->conn;
+
+	if (wc->status != IBV_WC_SUCCESS && !r->err) {
+		r->err = rivet_wc_status_to_fi(wc->status);
+		r->prov_errno = wc->status;
+	}
+	if (!--r->wcs)
+		rivet_tx_op_done(ep, op, r->err, r->prov_errno);
+	/* the QP is in error now: the next operation reconnects */
+	if (wc->status != IBV_WC_SUCCESS)
+		rivet_conn_fail(conn, FI_ECONNABORTED);
+}
+
+static void rivet_rma_copy_out(struct rivet_tx_op *op)
+{
+	const uint8_t *src = op->buf;
+	size_t i;
+
+	for (i = 0; i < op->wr.count; i++) {
+		memcpy(op->wr.iov[i].iov_base, src, op->wr.iov[i].iov_len);
+		src += op->wr.iov[i].iov_len;
+	}
+}
+
+void rivet_rma_complete(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+			struct rivet_cq_entry *e)
+{
+	struct rivet_cntr *cntr = (op->cq_flags & FI_READ) ? ep->read_cntr :
+							     ep->write_cntr;
+
+	if (!e->err && op->wr.count)
+		rivet_rma_copy_out(op);
+	rivet_rma_release(ep, op);
+	if (e->err) {
+		rivet_cq_write(ep->tx_cq, e);	/* errors are always reported */
+		rivet_cntr_inc_err(cntr);
+		return;
+	}
+	if (op->report)
+		rivet_cq_write(ep->tx_cq, e);
+	rivet_cntr_inc(cntr);
+}
+
+/* Connections are few per endpoint; a write with data is a rare event
+ * next to the messages, so the search is linear. */
+static struct rivet_conn *rivet_rma_conn_of_qp(struct rivet_rdm_ep *ep,
+					       uint32_t qp_num)
+{
+	size_t i;
+
+	for (i = 0; i < ep->nconns; i++)
+		if (ep->conns[i] && ep->conns[i]->qp &&
+		    ep->conns[i]->qp->qp_num == qp_num)
+			return ep->conns[i];
+	return NULL;
+}
+
+/* Remote CQ data completions are always reported (fi_cq(3)), whatever
+ * the receive side's selective completion says. */
+void rivet_rma_handle_imm(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
+			  const struct ibv_wc *wc)
+{
+	struct rivet_conn *conn = rivet_rma_conn_of_qp(ep, wc->qp_num);
+	struct rivet_cq_entry e = {
+		.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+		.len = wc->byte_len, .data = ntohl(wc->imm_data),
+		.src = conn ? rivet_conn_src(conn) : FI_ADDR_NOTAVAIL,
+	};
+
+	rivet_rdm_srq_post(ep, buf);
+	rivet_cq_write(ep->rx_cq, &e);
+}
+
+/* ---- fi_ops_rma ---- */
+
+static ssize_t rivet_rma_msg(struct fid_ep *fid, const struct fi_msg_rma *msg,
+			     uint64_t flags, bool read)
+{
+	struct rivet_rma_req req = {
+		.iov = msg->msg_iov, .desc = msg->desc,
+		.count = msg->iov_count, .addr = msg->addr,
+		.rma = msg->rma_iov, .context = msg->context,
+		.data = msg->data, .flags = flags, .read = read,
+	};
+
+	/* one RDMA work request names one remote range */
+	if (msg->rma_iov_count != 1)
+		return -FI_EINVAL;
+	return rivet_rma_start(to_rrdm(fid), &req);
+}
+
+static ssize_t rivet_rdm_readmsg(struct fid_ep *fid,
+				 const struct fi_msg_rma *msg, uint64_t flags)
+{
+	return rivet_rma_msg(fid, msg, flags, true);
+}
+
+static ssize_t rivet_rdm_writemsg(struct fid_ep *fid,
+				  const struct fi_msg_rma *msg, uint64_t flags)
+{
+	return rivet_rma_msg(fid, msg, flags, false);
+}
+
+/* The shape every non-msg variant reduces to. */
+static ssize_t rivet_rma_shim(struct fid_ep *fid, const struct iovec *iov,
+			      void **desc, size_t count, fi_addr_t addr,
+			      uint64_t raddr, uint64_t key, void *context,
+			      uint64_t data, uint64_t flags, bool read)
+{
+	struct fi_rma_iov rma = { .addr = raddr, .key = key };
+	struct rivet_rma_req req = {
+		.iov = iov, .desc = desc, .count = count, .addr = addr,
+		.rma = &rma, .context = context, .data = data,
+		.flags = flags, .read = read,
+	};
+
+	return rivet_rma_start(to_rrdm(fid), &req);
+}
+
+static ssize_t rivet_rdm_readv(struct fid_ep *fid, const struct iovec *iov,
+			       void **desc, size_t count, fi_addr_t src,
+			       uint64_t addr, uint64_t key, void *context)
+{
+	return rivet_rma_shim(fid, iov, desc, count, src, addr, key, context,
+			      0, to_rrdm(fid)->tx_op_flags, true);
+}
+
+static ssize_t rivet_rdm_read(struct fid_ep *fid, void *buf, size_t len,
+			      void *desc, fi_addr_t src, uint64_t addr,
+			      uint64_t key, void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return rivet_rdm_readv(fid, &iov, &desc, 1, src, addr, key, context);
+}
+
+static ssize_t rivet_rdm_writev(struct fid_ep *fid, const struct iovec *iov,
+				void **desc, size_t count, fi_addr_t dest,
+				uint64_t addr, uint64_t key, void *context)
+{
+	return rivet_rma_shim(fid, iov, desc, count, dest, addr, key, context,
+			      0, to_rrdm(fid)->tx_op_flags, false);
+}
+
+static ssize_t rivet_rdm_write(struct fid_ep *fid, const void *buf,
+			       size_t len, void *desc, fi_addr_t dest,
+			       uint64_t addr, uint64_t key, void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return rivet_rdm_writev(fid, &iov, &desc, 1, dest, addr, key,
+				context);
+}
+
+static ssize_t rivet_rdm_writedata(struct fid_ep *fid, const void *buf,
+				   size_t len, void *desc, uint64_t data,
+				   fi_addr_t dest, uint64_t addr, uint64_t key,
+				   void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return rivet_rma_shim(fid, &iov, &desc, 1, dest, addr, key, context,
+			      data, to_rrdm(fid)->tx_op_flags |
+			      FI_REMOTE_CQ_DATA, false);
+}
+
+static ssize_t rivet_rdm_inject_write(struct fid_ep *fid, const void *buf,
+				      size_t len, fi_addr_t dest,
+				      uint64_t addr, uint64_t key)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return rivet_rma_shim(fid, &iov, NULL, 1, dest, addr, key, NULL, 0,
+			      FI_INJECT | RIVET_RMA_SILENT, false);
+}
+
+static ssize_t rivet_rdm_inject_writedata(struct fid_ep *fid,
+					  const void *buf, size_t len,
+					  uint64_t data, fi_addr_t dest,
+					  uint64_t addr, uint64_t key)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return rivet_rma_shim(fid, &iov, NULL, 1, dest, addr, key, NULL, data,
+			      FI_INJECT | FI_REMOTE_CQ_DATA | RIVET_RMA_SILENT,
+			      false);
+}
+
+struct fi_ops_rma g_rivet_rdm_rma_ops = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = rivet_rdm_read,
+	.readv = rivet_rdm_readv,
+	.readmsg = rivet_rdm_readmsg,
+	.write = rivet_rdm_write,
+	.writev = rivet_rdm_writev,
+	.writemsg = rivet_rdm_writemsg,
+	.inject = rivet_rdm_inject_write,
+	.writedata = rivet_rdm_writedata,
+	.injectdata = rivet_rdm_inject_writedata,
+};
