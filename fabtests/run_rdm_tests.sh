@@ -9,14 +9,17 @@ usage() {
 Usage: $0 [-a ADDR] [-b BINDIR] [-o LOGDIR] [-t SECS] [-S SIZE|all]
           [-I ITERS] [-n NPROCS] [-m RANKS] [-x STEP]... PROV
 
-Runs fi_rivet_rdm (server/client), fi_rivet_rdm_multi, fi_rivet_rdm_mesh
-(NPROCS processes), fi_rivet_rdm_kill (a victim that dies mid-transfer, a
-survivor, a client), the MPI programs of fabtests/mpi (mpirun -np RANKS,
-pml cm, mtl ofi restricted to PROV) and fi_pingpong -e rdm, against
-provider PROV (tcp, "verbs;ofi_rxm", rivet, ...). Prints "ok STEP" or
-"FAIL STEP: why" per step, then "N passed, M failed"; exits non-zero on
-any failure. Meant for the Soft-RoCE VM (contrib/vm/rivet-vm), where all
-processes share the address of rxe0; about 5 minutes there with tcp.
+Runs fi_rivet_rdm and fi_rivet_rdm_rma (server/client), fi_rivet_rdm_multi,
+fi_rivet_rdm_mesh (NPROCS processes), fi_rivet_rdm_kill (a victim that dies
+mid-transfer, a survivor, a client), the MPI programs of fabtests/mpi
+(mpirun -np RANKS, pml cm, mtl ofi restricted to PROV) and fi_pingpong -e
+rdm, against provider PROV (tcp, "verbs;ofi_rxm", rivet, ...). Prints
+"ok STEP" or "FAIL STEP: why" per step, then "N passed, M failed"; exits
+non-zero on any failure. Meant for the Soft-RoCE VM (contrib/vm/rivet-vm),
+where all processes share the address of rxe0; about 5 minutes there with
+tcp. fi_rivet_rdm_rma assumes RC semantics (a completed write is visible
+at the target, bad keys fail): "tcp;ofi_rxm" 1.17 fails several of its
+checks.
 
   -a ADDR    address to bind and reach (default \$FT_ADDR or 10.77.0.1)
   -b BINDIR  where the fi_rivet_* programs are (default: this script's dir)
@@ -26,7 +29,8 @@ processes share the address of rxe0; about 5 minutes there with tcp.
   -I ITERS   ping-pong iterations of fi_rivet_rdm (default 10)
   -n NPROCS  processes of the mesh (default 8)
   -m RANKS   MPI ranks (default 4)
-  -x STEP    skip a step: rdm multi mesh kill mpi pingpong (repeatable)
+  -x STEP    skip a step: rdm rdm_rma multi mesh kill mpi pingpong
+             (repeatable)
 
 The environment goes to every program; FI_* variables also to the MPI
 ranks (mpirun -x). For PROV=rivet set FI_PROVIDER_PATH to the folder of
@@ -152,6 +156,13 @@ step_rdm() {
 		-I "$iters" "$addr"
 }
 
+step_rdm_rma() {
+	port=$((port + 2))
+	run_pair fi_rivet_rdm_rma fi_rivet_rdm_rma $((port + 1000)) -- \
+		-p "$prov" -e rdm -s "$addr" -B "$port" -S "$sizes" \
+		-- -p "$prov" -e rdm -s "$addr" -P "$port" -S "$sizes" "$addr"
+}
+
 step_multi() {
 	local log=$logdir/fi_rivet_rdm_multi.log p
 	p=$(prog fi_rivet_rdm_multi)
@@ -268,7 +279,7 @@ echo "# provider $prov, address $addr, logs in $logdir"
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
-for s in rdm multi mesh kill mpi pingpong; do
+for s in rdm rdm_rma multi mesh kill mpi pingpong; do
 	skipped "$s" || "step_$s"
 done
 
