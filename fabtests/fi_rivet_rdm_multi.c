@@ -10,6 +10,7 @@
 #include "common/ft_rdm.h"
 
 #define MULTI_MAX_EPS 256
+#define MULTI_QUEUE 256		/* tx and rx size of the ring's endpoints */
 #define MULTI_NSIZES 2
 #define MULTI_BIG (256 * 1024)
 #define MULTI_SLOT (MULTI_BIG + 4096)
@@ -420,6 +421,11 @@ static int multi_setup(void)
 	size_t len = (size_t)g_multi.n * 2 * MULTI_NSIZES * MULTI_SLOT;
 	int ret;
 
+	/* modest queues: 32 endpoints' bounce buffers must fit in 2 GiB */
+	if (hints) {
+		hints->tx_attr->size = MULTI_QUEUE;
+		hints->rx_attr->size = MULTI_QUEUE;
+	}
 	ret = hints ? ft_rdm_fab_open(&g_multi.fab, hints, true) : -FI_ENOMEM;
 	fi_freeinfo(hints);
 	g_multi.eps = calloc(g_multi.n, sizeof(*g_multi.eps));
