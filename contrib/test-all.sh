@@ -9,6 +9,8 @@ cd "$top"
 echo "== host unit tests (make check)"
 make -s check || { cat prov/rivet/test/*.log 2>/dev/null; exit 1; }
 cat prov/rivet/test/test_unit.log 2>/dev/null | tail -3 || true
-echo "== integration tests in the Soft-RoCE VM"
-contrib/vm/rivet-vm -t 1500 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
-	-- bash fabtests/run_msg_tests.sh rivet
+echo "== integration tests in the Soft-RoCE VM (MSG, then RDM and MPI)"
+contrib/vm/rivet-vm -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
+	-- bash -c 'bash fabtests/run_msg_tests.sh rivet; m=$?
+		bash fabtests/run_rdm_tests.sh rivet; r=$?
+		exit $((m | r))'
