@@ -65,6 +65,8 @@
 #define RIVET_CNTR_CNT 1024
 /* The RDM's injected data is copied into rivet's own registered buffers. */
 #define RIVET_RDM_INJECT_SIZE 256
+/* Receives an RDM endpoint takes posted at once, at least. */
+#define RIVET_RDM_RX_SIZE 8192
 /* Rendezvous reads split a message into device-sized RDMA reads. */
 #define RIVET_RDM_MAX_MSG_SIZE (1ULL << 30)
 #define RIVET_RDM_IOV_LIMIT 4
@@ -263,6 +265,10 @@ static void rivet_info_build_rx(struct fi_rx_attr *rx,
 	rx->total_buffered_recv = 0;
 	rx->size = rivet_info_queue_size(g_rivet_params.rx_size,
 					  lim->max_qp_wr);
+	/* RDM's posted receives are a software list, not a verbs queue: MPI
+	 * pre-posts thousands, and a short list would make it spin. */
+	if (t->type == FI_EP_RDM)
+		rx->size = RIVET_MAX(rx->size, RIVET_RDM_RX_SIZE);
 	rx->iov_limit = RIVET_MIN(lim->max_sge, t->iov_limit);
 }
 

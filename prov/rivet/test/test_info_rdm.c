@@ -46,7 +46,7 @@ Test(info_rdm, build_rxe)
 	cr_assert_eq(fi->rx_attr->comp_order, FI_ORDER_NONE);
 	cr_assert_eq(fi->tx_attr->inject_size, 256);
 	cr_assert_eq(fi->tx_attr->size, 384);
-	cr_assert_eq(fi->rx_attr->size, 384);
+	cr_assert_eq(fi->rx_attr->size, 8192, "RDM: at least 8192");
 	cr_assert_eq(fi->tx_attr->iov_limit, 4);
 	cr_assert_eq(fi->rx_attr->iov_limit, 4);
 	cr_assert_eq(fi->tx_attr->rma_iov_limit, 1);
@@ -110,7 +110,7 @@ Test(info_rdm, build_tiny_ipv6_and_params)
 	cr_assert_eq(fi->addr_format, FI_SOCKADDR_IN6);
 	cr_assert_eq(((struct sockaddr_in6 *)fi->src_addr)->sin6_port, 0);
 	cr_assert_eq(fi->tx_attr->size, 64, "capped by max_qp_wr");
-	cr_assert_eq(fi->rx_attr->size, 64, "no parameter: device max");
+	cr_assert_eq(fi->rx_attr->size, 8192, "RDM: a software list");
 	cr_assert_eq(fi->tx_attr->iov_limit, 2, "capped by max_sge");
 	cr_assert_eq(fi->rx_attr->iov_limit, 2);
 	cr_assert_eq(fi->tx_attr->inject_size, 256);
