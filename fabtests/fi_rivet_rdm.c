@@ -319,16 +319,24 @@ static void rdm_directed_client(void)
 
 static const size_t g_cqdata_len[] = { 64, 64, 1 << 20 };
 
+/* The i-th CQ data value, cut to the domain's cq_data_size. */
+static uint64_t rdm_cqdata(int i)
+{
+	size_t size = g_rdm.info->domain_attr->cq_data_size;
+	uint64_t mask = size >= 8 ? ~0ULL : (1ULL << (8 * size)) - 1;
+
+	return (RDM_CQ_DATA + i) & mask;
+}
+
 static void rdm_cqdata_server(void)
 {
 	const char *name = "rdm_remote_cq_data";
-	uint64_t mask, tag = RDM_TAG(T_CQDATA, 0);
-	size_t len, size = g_rdm.info->domain_attr->cq_data_size;
+	uint64_t tag = RDM_TAG(T_CQDATA, 0);
 	uint8_t *buf = g_rdm.rx.ptr;
 	struct ft_comp comp;
+	size_t len;
 	int i;
 
-	mask = size >= 8 ? ~0ULL : (1ULL << (8 * size)) - 1;
 	for (i = 0; i < 3; i++) {
 		len = g_cqdata_len[i];
 		if (rdm_recv(name, i > 0, buf, len, tag, 0, FI_ADDR_UNSPEC,
@@ -338,7 +346,7 @@ static void rdm_cqdata_server(void)
 				   buf, 50 + i))
 			return;
 		if (!(comp.flags & FI_REMOTE_CQ_DATA) ||
-		    comp.data != ((RDM_CQ_DATA + i) & mask)) {
+		    comp.data != rdm_cqdata(i)) {
 			ft_fail(name, "message %d: flags 0x%llx, data 0x%llx",
 				i, (unsigned long long)comp.flags,
 				(unsigned long long)comp.data);
@@ -364,7 +372,7 @@ static void rdm_cqdata_client(void)
 	}
 	for (i = 0; i < 3; i++) {
 		len = g_cqdata_len[i];
-		data = RDM_CQ_DATA + i;
+		data = rdm_cqdata(i);
 		ft_fill(buf, len, 50 + i);
 		if (i == 0)
 			ret = FT_RDM_POST(fi_senddata(ep, buf, len,

@@ -62,8 +62,9 @@ static int mesh_post_recvs(int c, int r, int s, size_t len)
 	for (j = 0; j < g_mesh.n; j++) {
 		if (j == g_mesh.rank)
 			continue;
-		ret = FT_RDM_POST(fi_trecv(g_mesh.ep.ep, mesh_slot(&g_mesh.rx, j),
-					   len, g_mesh.rx.desc, FI_ADDR_UNSPEC,
+		ret = FT_RDM_POST(fi_trecv(g_mesh.ep.ep,
+					   mesh_slot(&g_mesh.rx, j), len,
+					   g_mesh.rx.desc, FI_ADDR_UNSPEC,
 					   MESH_TAG(c, j, r, s), 0,
 					   &g_mesh.rxctx[j]));
 		if (ret)

@@ -100,54 +100,69 @@ static void multi_close_eps(void)
 	g_multi.shared_av = NULL;
 }
 
-/* Endpoint i receives from its left (dir 0: the left one sent right)
- * and its right neighbour, one message of each size. */
-static int multi_post_round(const char *name, int round)
-{
-	int i, d, s, src, dst, n = g_multi.n;
-	struct multi_ep *m;
-	uint8_t *p;
-	ssize_t ret;
+/* The ring's operations, numbered q = (endpoint * 2 + dir) * sizes + size:
+ * endpoint i receives from its left (dir 0: the left one sent right) and
+ * from its right neighbour, one message of each size. */
+#define MULTI_OPS (g_multi.n * 2 * MULTI_NSIZES)
+#define MULTI_EP(q) ((q) / (2 * MULTI_NSIZES))
+#define MULTI_DIR(q) ((q) / MULTI_NSIZES % 2)
+#define MULTI_SIZE(q) ((q) % MULTI_NSIZES)
 
-	for (i = 0; i < n; i++)
-		for (d = 0; d < 2; d++)
-			for (s = 0; s < MULTI_NSIZES; s++) {
-				m = &g_multi.eps[i];
-				src = d ? (i + 1) % n : (i + n - 1) % n;
-				ret = FT_RDM_POST(fi_trecv(m->rep.ep,
-					multi_slot(&g_multi.rx, i, d, s),
-					g_sizes[s], g_multi.rx.desc,
-					FI_ADDR_UNSPEC, MULTI_TAG(src, d, s), 0,
-					&m->rxctx[d][s]));
-				if (ret)
-					goto fail;
-			}
-	for (i = 0; i < n; i++)
-		for (d = 0; d < 2; d++)
-			for (s = 0; s < MULTI_NSIZES; s++) {
-				m = &g_multi.eps[i];
-				dst = d ? (i + n - 1) % n : (i + 1) % n;
-				p = multi_slot(&g_multi.tx, i, d, s);
-				ft_fill(p, g_sizes[s], multi_seed(round, i, d, s));
-				ret = FT_RDM_POST(fi_tsend(m->rep.ep, p,
-					g_sizes[s], g_multi.tx.desc,
-					m->addr[dst], MULTI_TAG(i, d, s),
-					&m->txctx[d][s]));
-				if (ret)
-					goto fail;
-			}
-	return 0;
-fail:
-	ft_fail(name, "round %d: posting on endpoint %d: %s", round, i,
-		fi_strerror((int)-ret));
-	return -1;
+static int multi_src(int i, int d)
+{
+	return d ? (i + 1) % g_multi.n : (i + g_multi.n - 1) % g_multi.n;
 }
 
-static int multi_check_recv(const char *name, int round, int i, int d,
-			    int s)
+static ssize_t multi_post_recv(int q)
 {
-	int n = g_multi.n, src = d ? (i + 1) % n : (i + n - 1) % n;
+	int i = MULTI_EP(q), d = MULTI_DIR(q), s = MULTI_SIZE(q);
 	struct multi_ep *m = &g_multi.eps[i];
+
+	return FT_RDM_POST(fi_trecv(m->rep.ep, multi_slot(&g_multi.rx, i, d, s),
+				    g_sizes[s], g_multi.rx.desc, FI_ADDR_UNSPEC,
+				    MULTI_TAG(multi_src(i, d), d, s), 0,
+				    &m->rxctx[d][s]));
+}
+
+/* Direction 0 goes right, 1 left: the receiver's multi_src inverted. */
+static ssize_t multi_post_send(int q, int round)
+{
+	int i = MULTI_EP(q), d = MULTI_DIR(q), s = MULTI_SIZE(q);
+	struct multi_ep *m = &g_multi.eps[i];
+	int dst = multi_src(i, !d);
+	uint8_t *p = multi_slot(&g_multi.tx, i, d, s);
+
+	ft_fill(p, g_sizes[s], multi_seed(round, i, d, s));
+	return FT_RDM_POST(fi_tsend(m->rep.ep, p, g_sizes[s], g_multi.tx.desc,
+				    m->addr[dst], MULTI_TAG(i, d, s),
+				    &m->txctx[d][s]));
+}
+
+static int multi_post_round(const char *name, int round)
+{
+	ssize_t ret = 0;
+	int q;
+
+	for (q = 0; q < 2 * MULTI_OPS; q++) {
+		if (q < MULTI_OPS)
+			ret = multi_post_recv(q);
+		else
+			ret = multi_post_send(q - MULTI_OPS, round);
+		if (ret) {
+			ft_fail(name, "round %d: posting on endpoint %d: %s",
+				round, MULTI_EP(q % MULTI_OPS),
+				fi_strerror((int)-ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int multi_check_recv(const char *name, int round, int q)
+{
+	int i = MULTI_EP(q), d = MULTI_DIR(q), s = MULTI_SIZE(q);
+	struct multi_ep *m = &g_multi.eps[i];
+	int src = multi_src(i, d);
 	struct ft_comp comp;
 	ssize_t bad;
 	int ret;
@@ -171,30 +186,31 @@ static int multi_check_recv(const char *name, int round, int i, int d,
 	return 0;
 }
 
+static int multi_check_send(const char *name, int round, int q)
+{
+	struct multi_ep *m = &g_multi.eps[MULTI_EP(q)];
+	struct ft_comp comp;
+	int ret;
+
+	ret = ft_rdm_wait(m->rep.cq, &m->txctx[MULTI_DIR(q)][MULTI_SIZE(q)],
+			  &comp, ft_opts.timeout_ms);
+	if (!ret && !comp.err)
+		return 0;
+	ft_fail(name, "round %d, send from ep %d: %s", round, MULTI_EP(q),
+		ret ? fi_strerror(-ret) : ft_comp_str(&comp));
+	return -1;
+}
+
 static int multi_wait_round(const char *name, int round)
 {
-	struct multi_ep *m;
-	struct ft_comp comp;
-	int i, d, s, ret;
+	int q;
 
-	for (i = 0; i < g_multi.n; i++)
-		for (d = 0; d < 2; d++)
-			for (s = 0; s < MULTI_NSIZES; s++)
-				if (multi_check_recv(name, round, i, d, s))
-					return -1;
-	for (i = 0; i < g_multi.n; i++)
-		for (d = 0; d < 2; d++)
-			for (s = 0; s < MULTI_NSIZES; s++) {
-				m = &g_multi.eps[i];
-				ret = ft_rdm_wait(m->rep.cq, &m->txctx[d][s],
-						  &comp, ft_opts.timeout_ms);
-				if (!ret && !comp.err)
-					continue;
-				ft_fail(name, "round %d, send from ep %d: %s",
-					round, i, ret ? fi_strerror(-ret) :
-					ft_comp_str(&comp));
-				return -1;
-			}
+	for (q = 0; q < MULTI_OPS; q++)
+		if (multi_check_recv(name, round, q))
+			return -1;
+	for (q = 0; q < MULTI_OPS; q++)
+		if (multi_check_send(name, round, q))
+			return -1;
 	return 0;
 }
 

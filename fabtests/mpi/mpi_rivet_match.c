@@ -109,52 +109,84 @@ static void mt_mprobe(char *buf)
 
 static int g_storm_msgs;	/* per pair and direction */
 
+/* Slot of message k between this rank and peer, in the send or receive
+ * buffer. */
+static char *mt_slot(char *buf, int peer, int k)
+{
+	return buf + ((size_t)peer * g_storm_msgs + k) * MT_STORM_SLOT;
+}
+
+static int mt_len(int k)
+{
+	return 8 + k % (MT_STORM_SLOT - 8);
+}
+
+static uint32_t mt_seed(int from, int to, int k)
+{
+	return from * 100000 + to * 10000 + k;
+}
+
+static int mt_post_irecvs(char *rbuf, MPI_Request *req)
+{
+	int peer, k, r = 0;
+
+	for (peer = 0; peer < g_mr_size; peer++)
+		for (k = 0; k < g_storm_msgs && peer != g_mr_rank; k++)
+			MPI_Irecv(mt_slot(rbuf, peer, k), MT_STORM_SLOT,
+				  MPI_BYTE, peer, k, MPI_COMM_WORLD, &req[r++]);
+	return r;
+}
+
+static int mt_post_isends(char *sbuf, MPI_Request *req)
+{
+	int peer, k, r = 0;
+	char *p;
+
+	for (peer = 0; peer < g_mr_size; peer++)
+		for (k = 0; k < g_storm_msgs && peer != g_mr_rank; k++) {
+			p = mt_slot(sbuf, peer, k);
+			mr_fill(p, mt_len(k), mt_seed(g_mr_rank, peer, k));
+			MPI_Isend(p, mt_len(k), MPI_BYTE, peer, k,
+				  MPI_COMM_WORLD, &req[r++]);
+		}
+	return r;
+}
+
+static void mt_storm_check(char *rbuf)
+{
+	int peer, k;
+
+	for (peer = 0; peer < g_mr_size; peer++)
+		for (k = 0; k < g_storm_msgs && peer != g_mr_rank; k++)
+			if (mr_verify(mt_slot(rbuf, peer, k), mt_len(k),
+				      mt_seed(peer, g_mr_rank, k)) >= 0) {
+				mr_fail("storm: message %d from %d wrong", k,
+					peer);
+				return;
+			}
+}
+
 /* All pairs: g_storm_msgs messages each way, Irecv posted before (or,
  * unexpected, after a barrier that follows the Isends), then Waitall. */
 static void mt_storm(char *sbuf, char *rbuf, int unexpected)
 {
-	int n = g_mr_size, peer, k, r = 0, i, len;
-	MPI_Request *req = malloc(sizeof(*req) * 2 * n * g_storm_msgs);
-	char *p;
+	MPI_Request *req;
+	int r = 0;
 
+	req = malloc(sizeof(*req) * 2 * g_mr_size * g_storm_msgs);
 	if (!req) {
 		mr_fail("out of memory");
 		return;
 	}
-	for (peer = 0; peer < n && !unexpected; peer++)
-		for (k = 0; k < g_storm_msgs && peer != g_mr_rank; k++)
-			MPI_Irecv(rbuf + ((size_t)peer * g_storm_msgs + k) *
-				  MT_STORM_SLOT, MT_STORM_SLOT, MPI_BYTE, peer, k,
-				  MPI_COMM_WORLD, &req[r++]);
-	for (peer = 0; peer < n; peer++)
-		for (k = 0; k < g_storm_msgs && peer != g_mr_rank; k++) {
-			p = sbuf + ((size_t)peer * g_storm_msgs + k) *
-				   MT_STORM_SLOT;
-			len = 8 + k % (MT_STORM_SLOT - 8);
-			mr_fill(p, len, g_mr_rank * 100000 + peer * 10000 + k);
-			MPI_Isend(p, len, MPI_BYTE, peer, k, MPI_COMM_WORLD,
-				  &req[r++]);
-		}
-	if (unexpected)
+	if (!unexpected)
+		r += mt_post_irecvs(rbuf, req + r);
+	r += mt_post_isends(sbuf, req + r);
+	if (unexpected) {
 		MPI_Barrier(MPI_COMM_WORLD);
-	for (peer = 0; peer < n && unexpected; peer++)
-		for (k = 0; k < g_storm_msgs && peer != g_mr_rank; k++)
-			MPI_Irecv(rbuf + ((size_t)peer * g_storm_msgs + k) *
-				  MT_STORM_SLOT, MT_STORM_SLOT, MPI_BYTE, peer, k,
-				  MPI_COMM_WORLD, &req[r++]);
+		r += mt_post_irecvs(rbuf, req + r);
+	}
 	MPI_Waitall(r, req, MPI_STATUSES_IGNORE);
-	for (peer = 0; peer < n; peer++)
-		for (k = 0; k < g_storm_msgs && peer != g_mr_rank; k++) {
-			i = peer * g_storm_msgs + k;
-			if (mr_verify(rbuf + (size_t)i * MT_STORM_SLOT,
-				      8 + k % (MT_STORM_SLOT - 8),
-				      peer * 100000 + g_mr_rank * 10000 + k) >= 0) {
-				mr_fail("storm: message %d from %d wrong", k,
-					peer);
-				peer = n;
-				break;
-			}
-		}
+	mt_storm_check(rbuf);
 	free(req);
 }
 

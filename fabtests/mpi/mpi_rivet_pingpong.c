@@ -26,6 +26,20 @@ static size_t pp_sizes(size_t max, size_t *sizes)
 	return n;
 }
 
+static void pp_send(char *buf, size_t len, int peer, int tag,
+		    uint32_t seed)
+{
+	mr_fill(buf, len, seed);
+	MPI_Send(buf, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD);
+}
+
+static long pp_recv(char *buf, size_t len, int peer, int tag, uint32_t seed)
+{
+	MPI_Recv(buf, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD,
+		 MPI_STATUS_IGNORE);
+	return mr_verify(buf, len, seed);
+}
+
 /* iters round trips of len bytes with the partner rank. */
 static void pp_size(char *sbuf, char *rbuf, size_t len, int peer, int iters)
 {
@@ -36,29 +50,31 @@ static void pp_size(char *sbuf, char *rbuf, size_t len, int peer, int iters)
 	for (it = 0; it < iters && !g_mr_case_fail; it++) {
 		seed = (uint32_t)(len * 131 + it * 2);
 		if (first) {
-			mr_fill(sbuf, len, seed);
-			MPI_Send(sbuf, (int)len, MPI_BYTE, peer, it, MPI_COMM_WORLD);
-			MPI_Recv(rbuf, (int)len, MPI_BYTE, peer, it, MPI_COMM_WORLD,
-				 MPI_STATUS_IGNORE);
-			bad = mr_verify(rbuf, len, seed + 1);
+			pp_send(sbuf, len, peer, it, seed);
+			bad = pp_recv(rbuf, len, peer, it, seed + 1);
 		} else {
-			MPI_Recv(rbuf, (int)len, MPI_BYTE, peer, it, MPI_COMM_WORLD,
-				 MPI_STATUS_IGNORE);
-			bad = mr_verify(rbuf, len, seed);
-			mr_fill(sbuf, len, seed + 1);
-			MPI_Send(sbuf, (int)len, MPI_BYTE, peer, it, MPI_COMM_WORLD);
+			bad = pp_recv(rbuf, len, peer, it, seed);
+			pp_send(sbuf, len, peer, it, seed + 1);
 		}
 		if (bad >= 0)
-			mr_fail("size %zu iteration %d: byte %ld wrong", len, it,
-				bad);
+			mr_fail("size %zu iteration %d: byte %ld wrong", len,
+				it, bad);
 	}
+}
+
+/* Fewer round trips for large sizes: the guest is slow. */
+static int pp_iters(size_t len)
+{
+	if (len <= (64 << 10))
+		return 10;
+	return len <= (1 << 20) ? 4 : 1;
 }
 
 int main(int argc, char **argv)
 {
 	size_t max = argc > 1 ? strtoul(argv[1], NULL, 0) : (16UL << 20);
 	size_t sizes[PP_MAX_SIZES], n, i;
-	int peer, iters;
+	int peer;
 	char *sbuf, *rbuf;
 	double t0;
 
@@ -70,10 +86,8 @@ int main(int argc, char **argv)
 	if (!sbuf || !rbuf)
 		mr_fail("out of memory");
 	t0 = MPI_Wtime();
-	for (i = 0; i < n && peer < g_mr_size && sbuf && rbuf; i++) {
-		iters = sizes[i] <= (64 << 10) ? 10 : (sizes[i] <= (1 << 20) ? 4 : 1);
-		pp_size(sbuf, rbuf, sizes[i], peer, iters);
-	}
+	for (i = 0; i < n && peer < g_mr_size && sbuf && rbuf; i++)
+		pp_size(sbuf, rbuf, sizes[i], peer, pp_iters(sizes[i]));
 	if (!g_mr_rank)
 		printf("# %zu sizes up to %zu in %.1f s\n", n, max,
 		       MPI_Wtime() - t0);
