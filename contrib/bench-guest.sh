@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Runs inside the VM (contrib/bench.sh): each measurement is a server and a
-# client on rxe0's address; prints one markdown table of the results. The
-# guest's speed varies with the host's load: each latency is the best of 3
-# runs and each bandwidth the best of 2, the providers taking turns.
+# client on rxe0's address; prints two markdown tables of the results, MSG
+# and RDM (tagged, fi_rivet_rdm_bw, and an Open MPI ping-pong). The guest's
+# speed varies with the host's load: each MSG latency is the best of 3 runs,
+# each other number the best of 2, the providers taking turns.
 #
 # usage: bench-guest.sh [ITERATIONS]   (1 MiB runs use a fifth of them)
 set -uo pipefail
@@ -12,6 +13,7 @@ big=$((iters / 5 > 20 ? iters / 5 : 20))
 addr=10.77.0.1
 top=$(cd "$(dirname "$0")/.." && pwd)
 bw=$top/fabtests/fi_rivet_bw
+rbw=$top/fabtests/fi_rivet_rdm_bw
 gid=${RIVET_GID_INDEX:-1}	# rivet-vm checks it is the RoCE v2 IPv4 GID
 out=${VM_OUT:-/tmp}/bench
 mkdir -p "$out"
@@ -36,7 +38,7 @@ pair() {
 	spid=$!
 	for ((i = 0; i < 300; i++)); do
 		if [ "$ready" = log ]; then
-			grep -q listening "$log.server" && break
+			grep -qs listening "$log.server" && break
 		elif [ -n "$(ss -Hltn "sport = :$ready")" ]; then
 			break
 		fi
@@ -113,6 +115,76 @@ icount() {
 		printf "%.0f%s\n", (y[1] - x[1]) / 2000 / 2, mark }'
 }
 
+# perftest message rate (MsgRate, the 5th column, in Mpps) in messages/s
+perf_rate() {
+	pair "$1-rate-$2" 18515 "$1" -d rxe0 -x "$gid" -s "$2" -n "$3" -F -- \
+		"$1" -d rxe0 -x "$gid" -s "$2" -n "$3" -F "$addr" |
+		awk -v s="$2" '$1 == s && NF >= 5 { printf "%.0f\n", $5 * 1e6; exit }'
+}
+
+# A fresh port per RDM run (tcp's listeners linger): a counter in $out,
+# since each run is in a subshell.
+next_port() {
+	local n
+	n=$(cat "$out/.rdm_port" 2>/dev/null || echo 0)
+	echo $((n + 1)) >"$out/.rdm_port"
+	echo $((47700 + 2 * (n % 200)))
+}
+# rdm PROV FIELD ARGS...: fi_rivet_rdm_bw's FIELD (bw_MBps, msg_rate,
+# lat_us); "rivet;ofi_rxm" needs FI_RIVET_UTIL_LAYERING=1
+rdm() {
+	local prov=$1 field=$2 port e=(env) tag
+	shift 2
+	port=$(next_port)
+	case $prov in *ofi_rxm*) e+=(FI_RIVET_UTIL_LAYERING=1) ;; esac
+	tag="fi_rivet_rdm_bw-${prov//;/_}-$field"
+	pair "$tag" log "${e[@]}" "$rbw" -p "$prov" -s "$addr" -B "$port" "$@" -- \
+		"${e[@]}" "$rbw" -p "$prov" -s "$addr" -P "$port" "$@" "$addr" |
+		awk -v f="$field:" '$1 == f { print $2; exit }'
+}
+
+# Open MPI 8 B ping-pong (pml cm, mtl ofi on PROV): one-way usec, mean
+mpi_src='#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+	int rank, n = argc > 1 ? atoi(argv[1]) : 1000, warm = 16, i, peer;
+	char buf[8] = { 0 };
+	double t0 = 0;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	peer = !rank;
+	for (i = 0; i < n + warm; i++) {
+		if (i == warm)
+			t0 = MPI_Wtime();
+		if (!rank) {
+			MPI_Send(buf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+			MPI_Recv(buf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+		} else {
+			MPI_Recv(buf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+				 MPI_STATUS_IGNORE);
+			MPI_Send(buf, 8, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+		}
+	}
+	if (!rank)
+		printf("lat_us: %.2f\n", (MPI_Wtime() - t0) * 1e6 / (2.0 * n));
+	MPI_Finalize();
+	return 0;
+}'
+mpi_lat_prog=/tmp/bench_mpi_lat
+mpi_lat() {
+	local log=$out/mpi_lat-$1
+	[ -x "$mpi_lat_prog" ] || return 0
+	timeout 300 mpirun --oversubscribe -np 2 --mca pml cm --mca mtl ofi \
+		--mca mtl_ofi_provider_include "$1" --mca btl self \
+		-x FI_PROVIDER_PATH "$mpi_lat_prog" "$iters" >"$log" 2>&1 ||
+		echo "bench: mpirun on $1 failed (log: $log)" >&2
+	awk '$1 == "lat_us:" { print $2; exit }' "$log"
+}
+
 ratio() {
 	awk -v a="${1%\*}" -v b="${2%\*}" 'BEGIN {
 		if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'
@@ -152,6 +224,7 @@ for s in 65536 1048576; do
 	done
 	rows+=("$(row "$l send bandwidth (MB/s, $i msgs; higher is better)" \
 		"$b_raw" "$b_verbs" "$b_rivet")")
+	raw_1m=$b_raw
 done
 w_raw=''
 for _ in 1 2; do
@@ -163,6 +236,49 @@ ic_rivet=$(icount rivet)
 rows+=("$(row "user-space instructions per 8 B message (callgrind; lower is better)" \
 	"" "$ic_verbs" "$ic_rivet")")
 
+# RDM: rivet's native RDM, rxm over rivet's MSG, tcp RDM (tcp;ofi_rxm);
+# the raw latency and 1 MiB bandwidth are the MSG table's
+rrow() {	# rrow LABEL RAW TCP RXM RIVET
+	echo "| $1 | ${2:--} | ${3:--} | ${4:--} | ${5:--} |" \
+		"$(ratio "$5" "$2") | $(ratio "$5" "$4") | $(ratio "$5" "$3") |"
+}
+rate_n=$((iters * 10))
+provs=(rivet "rivet;ofi_rxm" tcp)
+declare -A rl=() rr=() rb=() ml=([rivet]='' [tcp]='')
+for p in "${provs[@]}"; do
+	rl[$p]='' rr[$p]='' rb[$p]=''
+done
+r_rate=''
+for _ in 1 2; do
+	best max r_rate perf_rate ib_send_bw 8 "$rate_n"
+	for p in "${provs[@]}"; do
+		best min "rl[$p]" rdm "$p" lat_us -l -S 8 -I "$iters"
+		best max "rr[$p]" rdm "$p" msg_rate -S 8 -I "$rate_n"
+		best max "rb[$p]" rdm "$p" bw_MBps -S 1m -I "$big"
+	done
+done
+if command -v mpicc >/dev/null && command -v mpirun >/dev/null &&
+   printf '%s\n' "$mpi_src" >/tmp/bench_mpi_lat.c &&
+   mpicc -O2 -o "$mpi_lat_prog" /tmp/bench_mpi_lat.c >"$out/mpi_lat.build" 2>&1
+then
+	for _ in 1 2; do
+		best min "ml[rivet]" mpi_lat rivet
+		best min "ml[tcp]" mpi_lat tcp
+	done
+else
+	echo "bench: no MPI latency (mpicc or mpirun missing?)" >&2
+fi
+rdm_rows=(
+	"$(rrow "8 B tagged ping-pong latency (usec, one-way mean; lower is better)" \
+		"$lat_raw" "${rl[tcp]:-}" "${rl[rivet;ofi_rxm]:-}" "${rl[rivet]:-}")"
+	"$(rrow "8 B message rate (msgs/s, $rate_n msgs, 64 in flight; higher is better)" \
+		"$r_rate" "${rr[tcp]:-}" "${rr[rivet;ofi_rxm]:-}" "${rr[rivet]:-}")"
+	"$(rrow "1 MiB tagged bandwidth (MB/s, $big msgs; higher is better)" \
+		"$raw_1m" "${rb[tcp]:-}" "${rb[rivet;ofi_rxm]:-}" "${rb[rivet]:-}")"
+	"$(rrow "Open MPI 8 B ping-pong latency (usec, one-way mean; pml cm, mtl ofi)" \
+		"" "${ml[tcp]:-}" "" "${ml[rivet]:-}")"
+)
+
 echo
 echo "| measurement | raw verbs (perftest) | libfabric verbs MSG | rivet MSG | rivet / raw | rivet / verbs |"
 echo "|---|---|---|---|---|---|"
@@ -171,5 +287,9 @@ case "$ic_verbs$ic_rivet" in
 *\**) echo
       echo "\* the runs' empty polls differ by over 1%: the count is rough." ;;
 esac
+echo
+echo "| RDM measurement | raw verbs (perftest) | tcp RDM (tcp;ofi_rxm) | rivet;ofi_rxm | rivet RDM | rivet / raw | rivet / rxm | rivet / tcp |"
+echo "|---|---|---|---|---|---|---|---|"
+printf '%s\n' "${rdm_rows[@]}"
 echo
 echo "bench: logs and callgrind profiles in $out" >&2
