@@ -244,15 +244,16 @@ rrow() {	# rrow LABEL RAW TCP RXM RIVET
 }
 rate_n=$((iters * 10))
 provs=(rivet "rivet;ofi_rxm" tcp)
-declare -A rl=() rr=() rb=() ml=([rivet]='' [tcp]='')
+declare -A rl=() rm=() rr=() rb=() ml=([rivet]='' [tcp]='')
 for p in "${provs[@]}"; do
-	rl[$p]='' rr[$p]='' rb[$p]=''
+	rl[$p]='' rm[$p]='' rr[$p]='' rb[$p]=''
 done
 r_rate=''
 for _ in 1 2; do
 	best max r_rate perf_rate ib_send_bw 8 "$rate_n"
 	for p in "${provs[@]}"; do
 		best min "rl[$p]" rdm "$p" lat_us -l -S 8 -I "$iters"
+		best min "rm[$p]" rdm "$p" lat_us -l -m -S 8 -I "$iters"
 		best max "rr[$p]" rdm "$p" msg_rate -S 8 -I "$rate_n"
 		best max "rb[$p]" rdm "$p" bw_MBps -S 1m -I "$big"
 	done
@@ -271,6 +272,8 @@ fi
 rdm_rows=(
 	"$(rrow "8 B tagged ping-pong latency (usec, one-way mean; lower is better)" \
 		"$lat_raw" "${rl[tcp]:-}" "${rl[rivet;ofi_rxm]:-}" "${rl[rivet]:-}")"
+	"$(rrow "8 B tagged latency, FI_PROGRESS_MANUAL asked for (-m; usec)" \
+		"$lat_raw" "${rm[tcp]:-}" "${rm[rivet;ofi_rxm]:-}" "${rm[rivet]:-}")"
 	"$(rrow "8 B message rate (msgs/s, $rate_n msgs, 64 in flight; higher is better)" \
 		"$r_rate" "${rr[tcp]:-}" "${rr[rivet;ofi_rxm]:-}" "${rr[rivet]:-}")"
 	"$(rrow "1 MiB tagged bandwidth (MB/s, $big msgs; higher is better)" \

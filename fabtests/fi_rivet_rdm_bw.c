@@ -64,6 +64,7 @@ struct rb_state {
 static struct rb_state g;
 static size_t g_window_opt = RB_DEFAULT_WINDOW;
 static bool g_latency;
+static bool g_manual;	/* -m: ask for FI_PROGRESS_MANUAL data progress */
 
 /* ---- options ---------------------------------------------------------- */
 
@@ -72,8 +73,8 @@ static void rb_opt(int op, const char *arg)
 	char *end;
 	long val;
 
-	if (op == 'l') {
-		g_latency = true;
+	if (op == 'l' || op == 'm') {
+		*(op == 'l' ? &g_latency : &g_manual) = true;
 		return;
 	}
 	val = strtol(arg, &end, 0);
@@ -93,9 +94,10 @@ static void rb_parse_opts(int argc, char **argv)
 	ft_opts.timeout_ms = FT_RDM_DEADLINE_MS;
 	ft_opts.iters = RB_DEFAULT_ITERS;
 	ft_opts.size = RB_DEFAULT_SIZE;
-	ft_set_extra_opts("W:l",
+	ft_set_extra_opts("W:lm",
 		" -W N         sends/receives in flight (default 64)\n"
-		" -l           ping-pong latency instead of streaming\n",
+		" -l           ping-pong latency instead of streaming\n"
+		" -m           ask for FI_PROGRESS_MANUAL data progress\n",
 		rb_opt);
 	ft_parse_opts(argc, argv, "RDM tagged streaming bandwidth and message "
 		      "rate, or (-l) ping-pong\nlatency; defaults here: -e rdm "
@@ -585,11 +587,15 @@ static int rb_setup(void)
 	size_t slots;
 	int ret;
 
+	if (hints && g_manual)
+		hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	ret = hints ? ft_rdm_fab_open(&g.fab, hints, false) : -FI_ENOMEM;
 	fi_freeinfo(hints);
 	if (ret)
 		return ret;
 	info = g.fab.info;
+	ft_info("data progress %s",
+		fi_tostr(&info->domain_attr->data_progress, FI_TYPE_PROGRESS));
 	if (g.size > info->ep_attr->max_msg_size) {
 		fprintf(stderr, "size %zu exceeds max_msg_size %zu\n", g.size,
 			info->ep_attr->max_msg_size);
