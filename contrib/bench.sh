@@ -2,15 +2,18 @@
 # SPDX-License-Identifier: MIT
 # Benchmark: in one Soft-RoCE VM boot, rivet MSG against libfabric's own
 # verbs MSG and raw verbs (perftest): latency, send bandwidth (fi_rivet_bw),
-# and user-space instructions per message (callgrind). Prints a markdown
-# table with ratios; the logs and callgrind profiles stay in the folder it
+# and user-space instructions per message (callgrind); then RDM (tagged
+# fi_rivet_rdm_bw: rivet, rivet;ofi_rxm, tcp) and an Open MPI ping-pong.
+# Prints markdown tables
+# with ratios; the logs and callgrind profiles stay in the folder it
 # names at the end. Times under qemu TCG are slow and noisy: read the
-# ratios, not the values. About 5 minutes on a 2-CPU host.
+# ratios, not the values. About 10 minutes on an idle 2-CPU host (17 under
+# load).
 #
 # usage: contrib/bench.sh [ITERATIONS]   (default 1000; 1 MiB runs: 1/5)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/contrib/build.sh"
 cd "$top"
-exec contrib/vm/rivet-vm -t 1200 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
+exec contrib/vm/rivet-vm -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
 	-- bash contrib/bench-guest.sh "${1:-1000}"
