@@ -249,6 +249,7 @@ struct rivet_rdm_ep {
 	size_t tx_size, rx_size, srq_size;
 	/* verbs resources */
 	struct rdma_event_channel *cm_channel;
+	unsigned int progress_passes;	/* CM channel looked at every 16th */
 	struct rdma_cm_id *listen_id;
 	union rivet_sockaddr name;
 	struct ibv_cq *ibv_cq;

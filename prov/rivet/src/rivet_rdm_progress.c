@@ -124,8 +124,11 @@ int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
 	struct rdma_cm_event *cm;
 	int n, i, round, total = 0;
 
-	while (!rdma_get_cm_event(ep->cm_channel, &cm))
-		rivet_conn_handle_cm(ep, cm);
+	/* rdma_get_cm_event is a system call even when nothing is pending:
+	 * the data path looks at the CM channel on every 16th pass only. */
+	if (!(ep->progress_passes++ & 15))
+		while (!rdma_get_cm_event(ep->cm_channel, &cm))
+			rivet_conn_handle_cm(ep, cm);
 	for (round = 0; round < RIVET_RDM_POLL_ROUNDS; round++) {
 		n = ibv_poll_cq(ep->ibv_cq, RIVET_RDM_POLL_BATCH, wcs);
 		if (n <= 0)
