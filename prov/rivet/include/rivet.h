@@ -215,6 +215,10 @@ int rivet_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int rivet_no_control(struct fid *fid, int command, void *arg);
 int rivet_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		      void **ops, void *context);
+int rivet_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		    struct fid_ep **tx_ep, void *context);
+int rivet_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		    struct fid_ep **rx_ep, void *context);
 int rivet_errno_to_fi(int err);
 /* rdma_cm leaves min_rnr_timer at 0 (655 ms): a peer that finds no receive
  * posted would stall that long before retrying.  12 is 0.64 ms. */

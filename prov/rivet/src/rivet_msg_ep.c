@@ -397,20 +397,6 @@ static int rivet_ep_setopt(fid_t fid, int level, int optname,
 	return -FI_ENOPROTOOPT;
 }
 
-static int rivet_ep_tx_ctx(struct fid_ep *sep, int index,
-			   struct fi_tx_attr *attr, struct fid_ep **tx_ep,
-			   void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_ep_rx_ctx(struct fid_ep *sep, int index,
-			   struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			   void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static ssize_t rivet_ep_rx_size_left(struct fid_ep *fid)
 {
 	struct rivet_ep *ep = to_rep(fid);
@@ -442,8 +428,8 @@ static struct fi_ops_ep g_rivet_ep_ops = {
 	.cancel = rivet_ep_cancel,
 	.getopt = rivet_ep_getopt,
 	.setopt = rivet_ep_setopt,
-	.tx_ctx = rivet_ep_tx_ctx,
-	.rx_ctx = rivet_ep_rx_ctx,
+	.tx_ctx = rivet_no_tx_ctx,
+	.rx_ctx = rivet_no_rx_ctx,
 	.rx_size_left = rivet_ep_rx_size_left,
 	.tx_size_left = rivet_ep_tx_size_left,
 };

@@ -180,20 +180,6 @@ static ssize_t rivet_pep_cancel(fid_t fid, void *context)
 	return -FI_ENOSYS;
 }
 
-static int rivet_pep_tx_ctx(struct fid_ep *sep, int index,
-			    struct fi_tx_attr *attr, struct fid_ep **tx_ep,
-			    void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_pep_rx_ctx(struct fid_ep *sep, int index,
-			    struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			    void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static ssize_t rivet_pep_size_left(struct fid_ep *ep)
 {
 	return -FI_ENOSYS;
@@ -240,8 +226,8 @@ static struct fi_ops_ep g_rivet_pep_ops = {
 	.cancel = rivet_pep_cancel,
 	.getopt = rivet_pep_getopt,
 	.setopt = rivet_pep_setopt,
-	.tx_ctx = rivet_pep_tx_ctx,
-	.rx_ctx = rivet_pep_rx_ctx,
+	.tx_ctx = rivet_no_tx_ctx,
+	.rx_ctx = rivet_no_rx_ctx,
 	.rx_size_left = rivet_pep_size_left,
 	.tx_size_left = rivet_pep_size_left,
 };

@@ -407,20 +407,6 @@ static ssize_t rivet_rdm_ep_cancel(fid_t fid, void *context)
 					     ep_fid.fid), context);
 }
 
-static int rivet_rdm_ep_tx_ctx(struct fid_ep *sep, int index,
-			       struct fi_tx_attr *attr, struct fid_ep **tx_ep,
-			       void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_rdm_ep_rx_ctx(struct fid_ep *sep, int index,
-			       struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			       void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static ssize_t rivet_rdm_ep_rx_size_left(struct fid_ep *fid)
 {
 	struct rivet_rdm_ep *ep = to_rrdm(fid);
@@ -480,8 +466,8 @@ static struct fi_ops_ep g_rivet_rdm_ep_ops = {
 	.cancel = rivet_rdm_ep_cancel,
 	.getopt = rivet_rdm_ep_getopt,
 	.setopt = rivet_rdm_ep_setopt,
-	.tx_ctx = rivet_rdm_ep_tx_ctx,
-	.rx_ctx = rivet_rdm_ep_rx_ctx,
+	.tx_ctx = rivet_no_tx_ctx,
+	.rx_ctx = rivet_no_rx_ctx,
 	.rx_size_left = rivet_rdm_ep_rx_size_left,
 	.tx_size_left = rivet_rdm_ep_tx_size_left,
 };
