@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fi_rivet_rdm.h"
 
@@ -496,6 +497,53 @@ static void rdm_dc(void)
 	ft_ok(name);
 }
 
+/* FI_PROGRESS_AUTO: the server posts a receive for a rendezvous message
+ * and then makes no fabric call for 3 s (its OOB waits stop progressing
+ * its CQs); the client's send needs the server's RDMA read and FIN, so it
+ * completes in that time only if the provider makes progress on its own. */
+static void rdm_auto(void)
+{
+	const char *name = "rdm_auto_progress";
+	uint64_t tag = RDM_TAG(T_AUTO, 0);
+	struct ft_comp comp;
+	int ret;
+
+	if (g_rdm.info->domain_attr->data_progress != FI_PROGRESS_AUTO) {
+		ft_skip(name, "data progress is %s",
+			fi_tostr(&g_rdm.info->domain_attr->data_progress,
+				 FI_TYPE_PROGRESS));
+		return;
+	}
+	ft_oob_watch(NULL, NULL);
+	if (ft_is_server()) {
+		if (rdm_recv(name, true, g_rdm.rx.ptr, RDM_BIG, tag, 0,
+			     FI_ADDR_UNSPEC, &g_rdm.rxctx[0]))
+			goto out;
+		if (rdm_sync())
+			goto out;
+		sleep(3);
+		if (!rdm_sync())
+			(void)rdm_wait_recv(name, &g_rdm.rxctx[0], true,
+					    RDM_BIG, tag, g_rdm.rx.ptr, 80);
+		goto out;
+	}
+	ft_fill(g_rdm.tx.ptr, RDM_BIG, 80);
+	if (rdm_sync() ||
+	    rdm_send(name, 0, true, g_rdm.tx.ptr, RDM_BIG, tag,
+		     &g_rdm.txctx[0]))
+		goto out;
+	ret = ft_rdm_wait(g_rdm.ep[0].cq, &g_rdm.txctx[0], &comp, 2000);
+	(void)ft_check(!ret && !comp.err, name, "the send did not complete "
+		       "while the server made no calls: %s",
+		       ret ? fi_strerror(-ret) : ft_comp_str(&comp));
+	if (rdm_sync())
+		goto out;
+	if (ret)	/* the server polls now: let the send finish */
+		(void)rdm_wait_ok(name, 0, &g_rdm.txctx[0], NULL, RDM_BIG);
+out:
+	ft_oob_watch(g_rdm.ep[0].cq, g_rdm.ep[1].cq);
+}
+
 /* ---- setup ------------------------------------------------------------ */
 
 /* Server: learns both client endpoints; client: learns the server once
@@ -544,12 +592,23 @@ static int rdm_open_eps(void)
 	return ret;
 }
 
+static bool g_auto;	/* -A: ask for FI_PROGRESS_AUTO data progress */
+
+static void rdm_opt(int op, const char *arg)
+{
+	(void)arg;
+	if (op == 'A')
+		g_auto = true;
+}
+
 static int rdm_setup(void)
 {
 	struct fi_info *hints = ft_rdm_hints(FT_RDM_CAPS, FI_THREAD_UNSPEC);
 	bool srv = ft_is_server();
 	int ret;
 
+	if (hints && g_auto)
+		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
 	ret = hints ? ft_rdm_fab_open(&g_rdm.fab, hints, false) : -FI_ENOMEM;
 	fi_freeinfo(hints);
 	g_rdm.info = g_rdm.fab.info;
@@ -590,6 +649,7 @@ static const struct rdm_case g_cases[] = {
 	{ rdm_cqdata_server, rdm_cqdata_client, 0 },
 	{ rdm_inject_server, rdm_inject_client, 0 },
 	{ rdm_dc, rdm_dc, 0 },
+	{ rdm_auto, rdm_auto, 2 },
 	{ rdm_order_server, rdm_order_client, 1 },
 	{ rdm_storm_server, rdm_storm_client, 1 },
 	{ rdm_peek_server, rdm_peek_client, 2 },
@@ -639,6 +699,9 @@ int main(int argc, char **argv)
 
 	ft_opts.ep_type = FI_EP_RDM;
 	ft_opts.timeout_ms = FT_RDM_DEADLINE_MS;
+	ft_set_extra_opts("A", " -A           ask for FI_PROGRESS_AUTO data "
+			  "progress (the\n              rdm_auto_progress case "
+			  "runs only then)\n", rdm_opt);
 	ft_parse_opts(argc, argv, "RDM send/receive conformance.", true);
 	if (!ft_opts.size_set)
 		ft_opts.all_sizes = true;

@@ -9,7 +9,8 @@ usage() {
 Usage: $0 [-a ADDR] [-b BINDIR] [-o LOGDIR] [-t SECS] [-S SIZE|all]
           [-I ITERS] [-n NPROCS] [-m RANKS] [-x STEP]... PROV
 
-Runs fi_rivet_rdm and fi_rivet_rdm_rma (server/client), fi_rivet_rdm_multi,
+Runs fi_rivet_rdm (as it is and with -A: FI_PROGRESS_AUTO) and
+fi_rivet_rdm_rma (server/client), fi_rivet_rdm_multi,
 fi_rivet_rdm_mesh (NPROCS processes), fi_rivet_rdm_kill (a victim that dies
 mid-transfer, a survivor, a client), the MPI programs of fabtests/mpi
 (mpirun -np RANKS, pml cm, mtl ofi restricted to PROV) and fi_pingpong -e
@@ -29,7 +30,8 @@ checks.
   -I ITERS   ping-pong iterations of fi_rivet_rdm (default 10)
   -n NPROCS  processes of the mesh (default 8)
   -m RANKS   MPI ranks (default 4)
-  -x STEP    skip a step: rdm rdm_rma multi mesh kill mpi pingpong
+  -x STEP    skip a step: rdm rdm_auto rdm_rma multi mesh kill mpi
+             pingpong
              (repeatable)
 
 The environment goes to every program; FI_* variables also to the MPI
@@ -154,6 +156,16 @@ step_rdm() {
 		-p "$prov" -e rdm -s "$addr" -B "$port" -S "$sizes" -I "$iters" \
 		-- -p "$prov" -e rdm -s "$addr" -P "$port" -S "$sizes" \
 		-I "$iters" "$addr"
+}
+
+# Every case again with FI_PROGRESS_AUTO asked for (sizes up to 1 MiB):
+# rdm_auto_progress checks that the provider progresses by itself.
+step_rdm_auto() {
+	port=$((port + 2))
+	run_pair fi_rivet_rdm_auto fi_rivet_rdm $((port + 1000)) -- \
+		-p "$prov" -e rdm -A -s "$addr" -B "$port" -S all -M 1m \
+		-I "$iters" -- -p "$prov" -e rdm -A -s "$addr" -P "$port" \
+		-S all -M 1m -I "$iters" "$addr"
 }
 
 step_rdm_rma() {
@@ -287,7 +299,7 @@ echo "# provider $prov, address $addr, logs in $logdir"
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
-for s in rdm rdm_rma multi mesh kill mpi pingpong; do
+for s in rdm rdm_auto rdm_rma multi mesh kill mpi pingpong; do
 	skipped "$s" || "step_$s"
 done
 

@@ -103,9 +103,10 @@ enum rivet_conn_state {
 struct rivet_tx_op;
 struct rivet_ctrl;
 
-/* One RC connection.  A connection carries the application's messages in
- * the direction of its initiator only; its reverse direction carries the
- * rendezvous reads and FINs answering them. */
+/* One RC connection, made by us (active) or accepted.  Sends to an
+ * address use tx_conns[addr]: our own connection, or one the peer made
+ * that was up when we first sent (rivet_conn_get).  Rendezvous reads and
+ * FINs travel on the connection of the message they answer. */
 struct rivet_conn {
 	struct rivet_rdm_ep *ep;
 	struct rdma_cm_id *id;
@@ -249,7 +250,8 @@ struct rivet_rdm_ep {
 	size_t tx_size, rx_size, srq_size;
 	/* verbs resources */
 	struct rdma_event_channel *cm_channel;
-	unsigned int progress_passes;	/* CM channel looked at every 16th */
+	unsigned int progress_passes;	/* see rivet_rdm_progress_locked */
+	unsigned int nconnecting;	/* connections being set up */
 	struct rdma_cm_id *listen_id;
 	union rivet_sockaddr name;
 	struct ibv_cq *ibv_cq;
@@ -266,6 +268,7 @@ struct rivet_rdm_ep {
 	struct rivet_rdm_buf *rxbufs, *ctrlbufs, *ctrl_free_list;
 	struct rivet_tx_op *tx_ops, *tx_free;
 	size_t rx_ops_used;
+	struct rivet_rx_op *rx_free;	/* linked by next */
 	/* connections */
 	struct rivet_conn **conns;	/* by conn->idx */
 	size_t nconns;
@@ -295,6 +298,8 @@ fi_addr_t rivet_conn_src(struct rivet_conn *conn);
 void rivet_rdm_complete(struct rivet_rdm_ep *ep, bool tx,
 			const struct rivet_cq_entry *e, bool report);
 int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep);
+void rivet_rdm_progress_cm(struct rivet_rdm_ep *ep);
+void rivet_rx_op_free(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx);
 int rivet_rdm_srq_post(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf);
 
 /* rivet_proto_eager.c */

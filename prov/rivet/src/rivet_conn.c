@@ -10,6 +10,18 @@
 
 #define RIVET_CONN_TIMEOUT_MS 2000
 
+/* Every state change goes through here: the endpoint counts connections
+ * being set up, whose rdma_cm events progress then looks for at once. */
+static void rivet_conn_set_state(struct rivet_conn *conn,
+				 enum rivet_conn_state state)
+{
+	if (conn->state == RIVET_CONN_CONNECTING)
+		conn->ep->nconnecting--;
+	if (state == RIVET_CONN_CONNECTING)
+		conn->ep->nconnecting++;
+	conn->state = state;
+}
+
 static int rivet_conn_alloc(struct rivet_rdm_ep *ep, struct rivet_conn **c_p)
 {
 	struct rivet_conn *conn, **conns;
@@ -27,7 +39,8 @@ static int rivet_conn_alloc(struct rivet_rdm_ep *ep, struct rivet_conn **c_p)
 	conn->ep = ep;
 	conn->idx = ep->nconns;
 	conn->addr = FI_ADDR_NOTAVAIL;
-	conn->state = RIVET_CONN_CONNECTING;
+	conn->state = RIVET_CONN_CLOSED;
+	rivet_conn_set_state(conn, RIVET_CONN_CONNECTING);
 	ep->conns[ep->nconns++] = conn;
 	*c_p = conn;
 	return 0;
@@ -111,6 +124,26 @@ static int rivet_conn_start(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	return 0;
 }
 
+/* A connection the peer at addr made to us and that is up: the first
+ * send to addr takes it rather than opening one of its own (one QP per
+ * pair of endpoints where the peer spoke first: half the QPs, and a
+ * ping-pong's two directions on one QP).  A sender keeps the connection
+ * it took until it fails, so its messages stay in order. */
+static struct rivet_conn *rivet_conn_accepted(struct rivet_rdm_ep *ep,
+					      fi_addr_t addr)
+{
+	struct rivet_conn *conn;
+	size_t i;
+
+	for (i = 0; i < ep->nconns; i++) {
+		conn = ep->conns[i];
+		if (!conn->active && conn->state == RIVET_CONN_UP &&
+		    rivet_conn_src(conn) == addr)
+			return conn;
+	}
+	return NULL;
+}
+
 int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
 		   struct rivet_conn **conn_p)
 {
@@ -125,8 +158,15 @@ int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
 	if (!ep->av || rivet_av_addr(ep->av, addr, &dst))
 		return -FI_EINVAL;
 	ret = rivet_conn_tx_slot(ep, addr);
-	if (!ret)
-		ret = rivet_conn_alloc(ep, &conn);
+	if (ret)
+		return ret;
+	conn = rivet_conn_accepted(ep, addr);
+	if (conn) {
+		ep->tx_conns[addr] = conn;
+		*conn_p = conn;
+		return 0;
+	}
+	ret = rivet_conn_alloc(ep, &conn);
 	if (ret)
 		return ret;
 	conn->active = true;
@@ -134,7 +174,7 @@ int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
 	conn->peer_name = dst;
 	ret = rivet_conn_start(ep, conn, &dst);
 	if (ret) {
-		conn->state = RIVET_CONN_CLOSED;
+		rivet_conn_set_state(conn, RIVET_CONN_CLOSED);
 		return ret;
 	}
 	ep->tx_conns[addr] = conn;
@@ -191,9 +231,8 @@ void rivet_conn_fail(struct rivet_conn *conn, int err)
 		return;
 	RIVET_INFO(EP_CTRL, "connection %u failed: %s\n", conn->idx,
 		   fi_strerror(err));
-	conn->state = RIVET_CONN_CLOSED;
-	if (conn->active && conn->addr < ep->ntx_conns &&
-	    ep->tx_conns[conn->addr] == conn)
+	rivet_conn_set_state(conn, RIVET_CONN_CLOSED);
+	if (conn->addr < ep->ntx_conns && ep->tx_conns[conn->addr] == conn)
 		ep->tx_conns[conn->addr] = NULL;
 	if (conn->qp)
 		ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
@@ -235,7 +274,7 @@ static void rivet_conn_up(struct rivet_conn *conn, const void *data,
 		}
 		conn->peer_idx = acc->conn_idx;
 	}
-	conn->state = RIVET_CONN_UP;
+	rivet_conn_set_state(conn, RIVET_CONN_UP);
 	rivet_qp_set_rnr_timer(conn->qp);
 	RIVET_DBG(EP_CTRL, "connection %u up, qp 0x%x\n", conn->idx,
 		  conn->qp->qp_num);
@@ -283,7 +322,7 @@ static void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 	acc.conn_idx = conn->idx;
 	rivet_conn_param(conn, &acc, sizeof(acc), &p);
 	if (rivet_conn_create_qp(conn) || rdma_accept(id, &p)) {
-		conn->state = RIVET_CONN_CLOSED;
+		rivet_conn_set_state(conn, RIVET_CONN_CLOSED);
 		return;
 	}
 	rivet_conn_src(conn);

@@ -383,6 +383,26 @@ static void rivet_cq_progress_sources(struct rivet_cq *cq)
 	pthread_mutex_unlock(&cq->src_lock);
 }
 
+/* Before a sleep: the data path looks at rdma_cm channels only now and
+ * then (rivet_rdm_progress_locked), a sleeper must not wait on them. */
+static void rivet_cq_progress_sources_cm(struct rivet_cq *cq)
+{
+	struct rivet_rdm_ep *ep;
+	size_t i;
+
+	if (!cq->nsrcs)
+		return;
+	pthread_mutex_lock(&cq->src_lock);
+	for (i = 0; i < cq->nsrcs; i++) {
+		ep = cq->srcs[i];
+		pthread_mutex_lock(&ep->lock);
+		if (ep->enabled)
+			rivet_rdm_progress_cm(ep);
+		pthread_mutex_unlock(&ep->lock);
+	}
+	pthread_mutex_unlock(&cq->src_lock);
+}
+
 void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e)
 {
 	rivet_lock_acquire(&cq->lock);
@@ -553,6 +573,7 @@ int rivet_cq_arm(struct rivet_cq *cq)
 {
 	int ret = 0, n;
 
+	rivet_cq_progress_sources_cm(cq);
 	rivet_lock_acquire(&cq->lock);
 	if (cq->channel) {
 		ret = ibv_req_notify_cq(cq->ibv_cq, 0);

@@ -68,10 +68,17 @@ void rivet_rx_retire(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
 		rx->posted = false;
 	}
 	rx->released = true;
-	if (rx->inflight)
-		return;
+	if (!rx->inflight)
+		rivet_rx_op_free(ep, rx);
+}
+
+/* Receive operations are kept on a free list (a malloc and a free per
+ * receive cost more than the rest of an eager receive). */
+void rivet_rx_op_free(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
+{
 	ep->rx_ops_used--;
-	free(rx);
+	rx->next = ep->rx_free;
+	ep->rx_free = rx;
 }
 
 size_t rivet_rx_target(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,

@@ -316,6 +316,10 @@ static void rivet_rdm_ep_free_queues(struct rivet_rdm_ep *ep)
 		free(rx);
 	DL_FOREACH_SAFE(ep->posted_tag, rx, rtmp)
 		free(rx);
+	while ((rx = ep->rx_free)) {
+		ep->rx_free = rx->next;
+		free(rx);
+	}
 	DL_FOREACH_SAFE(ep->unexp_msg, u, utmp)
 		free(u);
 	DL_FOREACH_SAFE(ep->unexp_tag, u, utmp)

@@ -183,11 +183,17 @@ static void rivet_rdm_unexp_deliver(struct rivet_rdm_ep *ep,
 static struct rivet_rx_op *rivet_rdm_rx_alloc(struct rivet_rdm_ep *ep,
 					      const struct rivet_rdm_req *req)
 {
-	struct rivet_rx_op *rx = calloc(1, sizeof(*rx));
+	struct rivet_rx_op *rx = ep->rx_free;
 	size_t i;
 
-	if (!rx)
-		return NULL;
+	if (rx) {
+		ep->rx_free = rx->next;
+		memset(rx, 0, sizeof(*rx));
+	} else {
+		rx = calloc(1, sizeof(*rx));
+		if (!rx)
+			return NULL;
+	}
 	rx->context = req->context;
 	rx->op_flags = req->flags;
 	rx->cq_flags = FI_RECV | (req->tagged ? FI_TAGGED : FI_MSG);
@@ -222,10 +228,8 @@ static void rivet_rdm_rx_post(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
 	} while (rx->multi && !rx->released);
 	rx->inflight--;
 	if (rx->released) {
-		if (!rx->inflight) {
-			ep->rx_ops_used--;
-			free(rx);
-		}
+		if (!rx->inflight)
+			rivet_rx_op_free(ep, rx);
 		return;
 	}
 	rx->posted = true;

@@ -118,17 +118,27 @@ static void rivet_rdm_retry_all(struct rivet_rdm_ep *ep)
 			rivet_rndv_retry_deferred(ep->conns[i]);
 }
 
+void rivet_rdm_progress_cm(struct rivet_rdm_ep *ep)
+{
+	struct rdma_cm_event *cm;
+
+	while (!rdma_get_cm_event(ep->cm_channel, &cm))
+		rivet_conn_handle_cm(ep, cm);
+}
+
 int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
 {
 	struct ibv_wc wcs[RIVET_RDM_POLL_BATCH];
-	struct rdma_cm_event *cm;
 	int n, i, round, total = 0;
 
-	/* rdma_get_cm_event is a system call even when nothing is pending:
-	 * the data path looks at the CM channel on every 16th pass only. */
-	if (!(ep->progress_passes++ & 15))
-		while (!rdma_get_cm_event(ep->cm_channel, &cm))
-			rivet_conn_handle_cm(ep, cm);
+	/* rdma_get_cm_event is a system call even when nothing is pending,
+	 * and a busy-polling application makes thousands of passes per
+	 * message: the channel is looked at on every 4th pass while
+	 * connections of ours are being set up, else on every 1024th (a
+	 * peer's connection request, a disconnect; a dead peer's QP reports
+	 * its errors on the data path anyway). */
+	if (!(ep->progress_passes++ & (ep->nconnecting ? 3 : 1023)))
+		rivet_rdm_progress_cm(ep);
 	for (round = 0; round < RIVET_RDM_POLL_ROUNDS; round++) {
 		n = ibv_poll_cq(ep->ibv_cq, RIVET_RDM_POLL_BATCH, wcs);
 		if (n <= 0)

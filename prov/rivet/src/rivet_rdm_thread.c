@@ -41,6 +41,12 @@ static void *rivet_rdm_thread_main(void *arg)
 			break;
 		if (fds[0].revents)
 			break;
+		if (fds[2].revents) {
+			pthread_mutex_lock(&ep->lock);
+			if (ep->enabled)
+				rivet_rdm_progress_cm(ep);
+			pthread_mutex_unlock(&ep->lock);
+		}
 		rivet_rdm_thread_ack(ep);
 	}
 	return NULL;
