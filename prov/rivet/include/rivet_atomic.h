@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Atomic operations computed by the target's CPU (rivet_atomic_ops.c):
+ * which (op, datatype, kind) triples rivet offers, and applying one to an
+ * array of elements.  Pure logic: no locking; the caller serialises.
+ */
+#ifndef RIVET_ATOMIC_H
+#define RIVET_ATOMIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <rdma/fi_atomic.h>
+
+enum rivet_atomic_kind {
+	RIVET_ATOMIC_WRITE,	/* fi_atomic */
+	RIVET_ATOMIC_FETCH,	/* fi_fetch_atomic */
+	RIVET_ATOMIC_COMPARE,	/* fi_compare_atomic */
+};
+
+/* Bytes of one element, 0 for a datatype rivet does not offer. */
+size_t rivet_atomic_size(enum fi_datatype dt);
+
+/* Whether rivet offers op on dt for this kind of call (fi_atomic(3):
+ * compare ops only by fi_compare_atomic, FI_ATOMIC_READ only fetching). */
+bool rivet_atomic_supported(enum fi_op op, enum fi_datatype dt,
+			    enum rivet_atomic_kind kind);
+
+/*
+ * For each of count elements of dst: old[i] = dst[i] (when old is not
+ * NULL), then dst[i] = op(dst[i], src[i], cmp[i]).  src may be NULL only
+ * for FI_ATOMIC_READ, cmp is read by the compare ops only.  The buffers
+ * need no alignment.  The triple must be supported.
+ */
+void rivet_atomic_apply(enum fi_op op, enum fi_datatype dt, void *dst,
+			const void *src, const void *cmp, void *old,
+			size_t count);
+
+#endif /* RIVET_ATOMIC_H */
