@@ -86,7 +86,7 @@ int ft_rdm_av_open(struct fid_domain *domain, size_t count,
 	return ret;
 }
 
-static void ft_rdm_watch(struct fid_cq *cq, bool add)
+void ft_rdm_watch(struct fid_cq *cq, bool add)
 {
 	int i;
 

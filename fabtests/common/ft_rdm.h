@@ -55,6 +55,8 @@ int ft_rdm_av_insert(struct fid_av *av, const void *name, fi_addr_t *addr_p);
 size_t ft_rdm_size_list(size_t max, size_t *sizes, size_t cap);
 
 /* completions */
+/* progress (ft_rdm_progress) and stash the completions of cq, or stop */
+void ft_rdm_watch(struct fid_cq *cq, bool add);
 void ft_rdm_forget(void);
 void ft_rdm_progress(void);
 int ft_rdm_wait(struct fid_cq *cq, void *ctx, struct ft_comp *comp,

@@ -243,6 +243,9 @@ struct rivet_domain {
 	uint64_t mr_mode;
 	bool rx_cq_data;
 	struct rivet_eq *eq;
+	/* the target's side of atomics: rkey -> rivet_mr (rivet_mr.c) */
+	pthread_mutex_t mr_lock;
+	struct rivet_u32_map *mr_keys;
 };
 
 int rivet_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_p,
@@ -268,6 +271,10 @@ struct rivet_mr {
 	uint64_t access;
 	int ibv_access;
 };
+
+/* Under dom->mr_lock: the region of rkey, NULL if none. */
+struct rivet_mr *rivet_mr_lookup_locked(struct rivet_domain *dom,
+					uint32_t key);
 
 int rivet_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 		 uint64_t offset, uint64_t requested_key, uint64_t flags,

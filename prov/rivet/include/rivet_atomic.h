@@ -26,6 +26,11 @@ size_t rivet_atomic_size(enum fi_datatype dt);
 bool rivet_atomic_supported(enum fi_op op, enum fi_datatype dt,
 			    enum rivet_atomic_kind kind);
 
+/* Elements of dt that one rivet atomic of this kind carries (its operands
+ * and compare values fit RIVET_ATOMIC_MAX_BYTES); 0 when dt is unknown. */
+size_t rivet_atomic_max_count(enum fi_datatype dt,
+			      enum rivet_atomic_kind kind);
+
 /*
  * For each of count elements of dst: old[i] = dst[i] (when old is not
  * NULL), then dst[i] = op(dst[i], src[i], cmp[i]).  src may be NULL only

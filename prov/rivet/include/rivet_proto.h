@@ -16,6 +16,8 @@ enum rivet_wire_op {
 	RIVET_OP_EAGER = 1,	/* header + payload */
 	RIVET_OP_RTS = 2,	/* header + rivet_wire_rts: read my buffer */
 	RIVET_OP_FIN = 3,	/* header + rivet_wire_fin: done reading */
+	RIVET_OP_ATOMIC = 4,	/* header + rivet_wire_atomic + operands */
+	RIVET_OP_ATOMIC_RESP = 5, /* header + rivet_wire_atomic_resp + data */
 };
 
 enum rivet_wire_flags {
@@ -55,6 +57,35 @@ struct rivet_wire_fin {
 	uint32_t reserved;
 };
 _Static_assert(sizeof(struct rivet_wire_fin) == 16, "fin size");
+
+/* An atomic for the target to compute: count elements of datatype at
+ * addr (the target's virtual address) in the region of key; the operands
+ * follow (none for FI_ATOMIC_READ), then the compare values (compare
+ * kind).  hdr.len is their total length. */
+struct rivet_wire_atomic {
+	uint64_t send_id;	/* the initiator's operation, echoed */
+	uint64_t addr;
+	uint64_t key;
+	uint8_t op;		/* enum fi_op */
+	uint8_t datatype;	/* enum fi_datatype */
+	uint8_t kind;		/* enum rivet_atomic_kind */
+	uint8_t reserved;
+	uint32_t count;
+};
+_Static_assert(sizeof(struct rivet_wire_atomic) == 32, "atomic size");
+
+/* The answer to every atomic: status, and for the fetching kinds the
+ * target's values before the operation (len bytes follow). */
+struct rivet_wire_atomic_resp {
+	uint64_t send_id;
+	int32_t status;		/* 0, or a positive FI_E* code */
+	uint32_t len;
+};
+_Static_assert(sizeof(struct rivet_wire_atomic_resp) == 16, "resp size");
+
+/* Operand bytes an atomic may carry (compare values included): every
+ * message slot holds a header, a rivet_wire_atomic and this much. */
+#define RIVET_ATOMIC_MAX_BYTES 4096
 
 /* rdma_cm private data of a connection request and of its accept */
 struct rivet_wire_connreq {

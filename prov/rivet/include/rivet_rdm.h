@@ -152,6 +152,8 @@ struct rivet_tx_op {
 	uint8_t state;
 	bool rndv;
 	bool rma;			/* an RMA operation: see wr */
+	bool atomic;			/* an atomic: waits for its answer,
+					 * whose values go to wr.iov */
 	bool report;
 	bool fin_seen;			/* FIN came before the send's WC */
 	int32_t fin_status;
@@ -194,8 +196,10 @@ struct rivet_rx_op {
 struct rivet_ctrl {
 	struct rivet_ctrl *next, *prev;
 	struct rivet_rndv_rx *rndv;	/* read to (re)issue, or */
-	uint64_t send_id;		/* FIN to send */
+	uint64_t send_id;		/* FIN to send, or */
 	int32_t status;
+	void *msg;			/* a message to send (malloc'd) */
+	uint32_t msg_len;
 };
 
 /* A rendezvous receive in flight: RDMA reads, then a FIN. */
@@ -340,6 +344,16 @@ void rivet_rndv_release_op(struct rivet_tx_op *op);
 
 /* rivet_rdm_rma.c */
 extern struct fi_ops_rma g_rivet_rdm_rma_ops;
+extern struct fi_ops_atomic g_rivet_rdm_atomic_ops;
+
+/* rivet_rdm_atomic.c */
+void rivet_atomic_handle_req(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+			     const struct rivet_wire_hdr *hdr, size_t len);
+void rivet_atomic_handle_resp(struct rivet_rdm_ep *ep,
+			      const struct rivet_wire_hdr *hdr, size_t len);
+/* rivet_proto_rndv.c: a control message (header first; its conn_idx is
+ * filled in) sent now, or after the connection's deferred work */
+int rivet_ctrl_send(struct rivet_conn *conn, const void *msg, size_t len);
 /* Posts a prepared RMA operation on its (connected) connection. */
 int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
 void rivet_rma_wc(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rivet_atomic.h"
+#include "rivet_proto.h"
 
 enum rivet_atomic_class { RIVET_AC_NONE, RIVET_AC_INT, RIVET_AC_REAL,
 			  RIVET_AC_CPLX };
@@ -44,6 +45,17 @@ size_t rivet_atomic_size(enum fi_datatype dt)
 	case FI_LONG_DOUBLE_COMPLEX: return 32;
 	default: return 0;
 	}
+}
+
+size_t rivet_atomic_max_count(enum fi_datatype dt,
+			      enum rivet_atomic_kind kind)
+{
+	size_t size = rivet_atomic_size(dt);
+
+	if (!size)
+		return 0;
+	return RIVET_ATOMIC_MAX_BYTES /
+	       (size * (kind == RIVET_ATOMIC_COMPARE ? 2 : 1));
 }
 
 bool rivet_atomic_supported(enum fi_op op, enum fi_datatype dt,

@@ -214,6 +214,8 @@ static int rivet_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 	if (!rivet_cntr_waitable(cntr))
 		return -FI_EINVAL;
 	for (;;) {
+		/* RDM endpoints complete only in their progress */
+		rivet_cntr_progress(cntr);
 		ret = rivet_cntr_arm(cntr, &poll);
 		if (ret)
 			return ret;

@@ -251,6 +251,7 @@ void rivet_conn_destroy(struct rivet_conn *conn)
 	DL_FOREACH_SAFE(conn->deferred, c, tmp) {
 		DL_DELETE(conn->deferred, c);
 		free(c->rndv);
+		free(c->msg);
 		free(c);
 	}
 	free(conn);

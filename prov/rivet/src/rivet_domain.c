@@ -6,6 +6,9 @@
 #include <stdlib.h>
 
 #include "rivet.h"
+#include "rivet_atomic.h"
+#include "rivet_map.h"
+#include "rivet_proto.h"
 #include "rivet_rdm.h"
 
 static int rivet_domain_close(struct fid *fid)
@@ -22,6 +25,9 @@ static int rivet_domain_close(struct fid *fid)
 		return rivet_errno_to_fi(ret);
 	}
 	atomic_fetch_sub(&dom->fabric->refcnt, 1);
+	rivet_u32_map_destruct(dom->mr_keys);
+	free(dom->mr_keys);
+	pthread_mutex_destroy(&dom->mr_lock);
 	fi_freeinfo(dom->info);
 	free(dom);
 	return 0;
@@ -87,12 +93,31 @@ static int rivet_domain_srx_ctx(struct fid_domain *domain,
 	return -FI_ENOSYS;
 }
 
+/* Atomics are offered on RDM endpoints (rivet_rdm_atomic.c), for every
+ * triple rivet_atomic_supported accepts, as many elements as one message
+ * carries.  flags: FI_FETCH_ATOMIC, FI_COMPARE_ATOMIC (not both). */
 static int rivet_domain_query_atomic(struct fid_domain *domain,
 				     enum fi_datatype datatype, enum fi_op op,
 				     struct fi_atomic_attr *attr,
 				     uint64_t flags)
 {
-	return -FI_ENOSYS;
+	struct rivet_domain *dom = to_rdomain(domain);
+	enum rivet_atomic_kind kind = RIVET_ATOMIC_WRITE;
+
+	if (!attr || (flags & ~(FI_FETCH_ATOMIC | FI_COMPARE_ATOMIC)) ||
+	    (flags & FI_FETCH_ATOMIC && flags & FI_COMPARE_ATOMIC))
+		return -FI_EINVAL;
+	if (!dom->info->ep_attr || dom->info->ep_attr->type != FI_EP_RDM)
+		return -FI_EOPNOTSUPP;
+	if (flags & FI_FETCH_ATOMIC)
+		kind = RIVET_ATOMIC_FETCH;
+	else if (flags & FI_COMPARE_ATOMIC)
+		kind = RIVET_ATOMIC_COMPARE;
+	if (!rivet_atomic_supported(op, datatype, kind))
+		return -FI_EOPNOTSUPP;
+	attr->size = rivet_atomic_size(datatype);
+	attr->count = rivet_atomic_max_count(datatype, kind);
+	return 0;
 }
 
 static int rivet_domain_query_collective(struct fid_domain *domain,
@@ -156,6 +181,14 @@ static int rivet_domain_construct(struct rivet_domain *dom,
 		fi_freeinfo(dom->info);
 		return rivet_errno_to_fi(errno);
 	}
+	dom->mr_keys = calloc(1, sizeof(*dom->mr_keys));
+	if (!dom->mr_keys) {
+		ibv_dealloc_pd(dom->pd);
+		fi_freeinfo(dom->info);
+		return -FI_ENOMEM;
+	}
+	rivet_u32_map_construct(dom->mr_keys);
+	pthread_mutex_init(&dom->mr_lock, NULL);
 	dom->fabric = fab;
 	dom->threading = info->domain_attr->threading;
 	dom->mr_mode = info->domain_attr->mr_mode;

@@ -17,13 +17,16 @@
 #define RIVET_MSG_TX_CAPS (FI_MSG | FI_RMA | FI_SEND | FI_READ | FI_WRITE)
 #define RIVET_MSG_RX_CAPS \
 	(FI_MSG | FI_RMA | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE)
-/* FI_EP_RDM: rivet's own protocol, RMA straight onto RDMA READ/WRITE;
- * atomics are not offered yet */
+/* FI_EP_RDM: rivet's own protocol, RMA straight onto RDMA READ/WRITE,
+ * atomics computed by the target (rivet_rdm_atomic.c) */
 #define RIVET_RDM_TX_CAPS \
-	(FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ | FI_WRITE)
+	(FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | \
+	 FI_WRITE)
 #define RIVET_RDM_RX_CAPS \
 	(FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
-	 FI_MULTI_RECV | FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE)
+	 FI_MULTI_RECV | FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE)
+/* What needs remote keys: RMA and atomics alike */
+#define RIVET_REMOTE_CAPS (FI_RMA | FI_ATOMIC)
 
 /* Every capability libfabric 1.17 defines, and the provider-specific bits;
  * anything else in a caps field is not a capability at all. */
@@ -374,7 +377,7 @@ static uint64_t rivet_caps_expand(uint64_t caps)
 {
 	if ((caps & (FI_MSG | FI_TAGGED)) && !(caps & RIVET_MSG_MODS))
 		caps |= RIVET_MSG_MODS;
-	if ((caps & FI_RMA) && !(caps & RIVET_RMA_MODS))
+	if ((caps & RIVET_REMOTE_CAPS) && !(caps & RIVET_RMA_MODS))
 		caps |= RIVET_RMA_MODS;
 	return caps;
 }
@@ -523,30 +526,37 @@ static int rivet_match_ep_type(struct rivet_match *m)
 static int rivet_mr_mode_required(const struct rivet_ep_type *t,
 				  uint64_t caps)
 {
-	return t->mr_required | ((caps & FI_RMA) ? t->mr_required_rma : 0);
+	return t->mr_required |
+	       ((caps & RIVET_REMOTE_CAPS) ? t->mr_required_rma : 0);
 }
 
-/* RMA that the hints do not name, and that their mr_mode (API >= 1.5
- * bits) or cq_data_size could not live with, where RMA is what changes
- * them (RDM: messages need neither registration nor a 32-bit limit).  MSG
- * asks the same of every application, and refuses such hints. */
-static bool rivet_match_rma_unwanted(const struct rivet_match *m)
+/* RMA and atomics that the hints do not name, where their mr_mode (API
+ * >= 1.5 bits) could not live with the keys these need, or (RMA only)
+ * their cq_data_size with the 32 bits of a write's immediate data (RDM:
+ * messages need neither registration nor a 32-bit limit): the caps to
+ * drop.  MSG asks the same of every application, and refuses such hints. */
+static uint64_t rivet_match_remote_unwanted(const struct rivet_match *m)
 {
 	const struct fi_info *h = m->hints;
 	const struct fi_domain_attr *hd = h->domain_attr;
 	uint64_t named = h->caps | (h->tx_attr ? h->tx_attr->caps : 0) |
 			 (h->rx_attr ? h->rx_attr->caps : 0);
 	int need = rivet_mr_mode_required(m->type, FI_RMA);
+	uint64_t drop = 0;
 
-	if ((named & (FI_RMA | RIVET_RMA_MODS)) || !hd)
-		return false;
+	if ((named & (RIVET_REMOTE_CAPS | RIVET_RMA_MODS)) || !hd)
+		return 0;
 	if (m->type->cq_data_size_rma &&
 	    hd->cq_data_size > m->type->cq_data_size_rma)
-		return true;
-	return m->type->mr_mode_rma &&
-	       !rivet_match_legacy_version(m->version) &&
-	       !(hd->mr_mode & (FI_MR_BASIC | FI_MR_SCALABLE)) &&
-	       (hd->mr_mode & need) != need;
+		drop |= FI_RMA;
+	if (m->type->mr_mode_rma &&
+	    !rivet_match_legacy_version(m->version) &&
+	    !(hd->mr_mode & (FI_MR_BASIC | FI_MR_SCALABLE)) &&
+	    (hd->mr_mode & need) != need)
+		drop |= RIVET_REMOTE_CAPS;
+	if (drop && !(m->fi->caps & RIVET_REMOTE_CAPS & ~drop))
+		drop |= RIVET_RMA_MODS;
+	return drop;
 }
 
 /* Primary caps: only those asked for; secondary: all of ours (they cost
@@ -557,8 +567,7 @@ static int rivet_match_caps(struct rivet_match *m)
 	uint64_t want = m->hints->caps;
 
 	if (!want) {
-		if (rivet_match_rma_unwanted(m))
-			m->fi->caps &= ~(FI_RMA | RIVET_RMA_MODS);
+		m->fi->caps &= ~rivet_match_remote_unwanted(m);
 		return 0;
 	}
 	if (want & ~rivet_ep_type_caps(m->type))
@@ -614,7 +623,7 @@ static int rivet_match_mr_mode(struct rivet_match *m)
 	const struct fi_domain_attr *hd = m->hints->domain_attr;
 	const struct rivet_ep_type *t = m->type;
 	int offered = t->mr_mode |
-		      ((m->fi->caps & FI_RMA) ? t->mr_mode_rma : 0);
+		      ((m->fi->caps & RIVET_REMOTE_CAPS) ? t->mr_mode_rma : 0);
 	int hint = hd ? hd->mr_mode : offered;
 	int required = rivet_mr_mode_required(t, m->fi->caps);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "rivet.h"
+#include "rivet_map.h"
 
 #define RIVET_MR_ACCESS_ALL (FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
 			     FI_REMOTE_READ | FI_REMOTE_WRITE)
@@ -30,6 +31,10 @@ static int rivet_mr_close(struct fid *fid)
 	struct rivet_mr *mr = container_of(fid, struct rivet_mr, mr_fid.fid);
 	int ret;
 
+	/* no atomic of a peer may find it any more */
+	pthread_mutex_lock(&mr->domain->mr_lock);
+	rivet_u32_map_remove(mr->domain->mr_keys, (uint32_t)mr->mr_fid.key);
+	pthread_mutex_unlock(&mr->domain->mr_lock);
 	if (mr->ibv_mr) {
 		ret = ibv_dereg_mr(mr->ibv_mr);
 		if (ret) {
@@ -40,6 +45,12 @@ static int rivet_mr_close(struct fid *fid)
 	atomic_fetch_sub(&mr->domain->refcnt, 1);
 	free(mr);
 	return 0;
+}
+
+struct rivet_mr *rivet_mr_lookup_locked(struct rivet_domain *dom,
+					uint32_t key)
+{
+	return rivet_u32_map_lookup(dom->mr_keys, key);
 }
 
 static struct fi_ops g_rivet_mr_fi_ops = {
@@ -112,6 +123,14 @@ int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	mr->mr_fid.fid.context = attr->context;
 	mr->mr_fid.fid.ops = &g_rivet_mr_fi_ops;
 	mr->mr_fid.mem_desc = mr;
+	pthread_mutex_lock(&dom->mr_lock);
+	ret = rivet_u32_map_insert(dom->mr_keys, mr->ibv_mr->rkey, mr);
+	pthread_mutex_unlock(&dom->mr_lock);
+	if (ret) {
+		ibv_dereg_mr(mr->ibv_mr);
+		free(mr);
+		return ret == -FI_EALREADY ? -FI_EKEYREJECTED : ret;
+	}
 	atomic_fetch_add(&dom->refcnt, 1);
 	*mr_p = &mr->mr_fid;
 	return 0;

@@ -30,12 +30,15 @@ void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		.err = err, .prov_errno = prov_errno, .src = FI_ADDR_NOTAVAIL,
 	};
 
-	if (op->rma)
+	if (op->atomic)
+		op->wr.count = 0;	/* its results are in already */
+	if (op->rma || op->atomic)
 		rivet_rma_complete(ep, op, &e);
 	else
 		rivet_rdm_complete(ep, true, &e, op->report);
 	rivet_rndv_release_op(op);
 	op->rma = false;
+	op->atomic = false;
 	op->state = RIVET_TX_FREE;
 	op->gen++;
 	LL_PREPEND(ep->tx_free, op);
@@ -199,12 +202,20 @@ static bool rivet_rx_valid(struct rivet_rdm_ep *ep,
 	if (len < sizeof(*hdr) || hdr->version != RIVET_WIRE_VERSION ||
 	    hdr->conn_idx >= ep->nconns)
 		return false;
+	/* a length beyond what came is malformed (and could wrap need) */
+	if (hdr->op != RIVET_OP_RTS && hdr->len > len)
+		return false;
 	if (hdr->op == RIVET_OP_EAGER)
 		need += hdr->len;
 	else if (hdr->op == RIVET_OP_RTS)
 		need += sizeof(struct rivet_wire_rts);
 	else if (hdr->op == RIVET_OP_FIN)
 		need += sizeof(struct rivet_wire_fin);
+	else if (hdr->op == RIVET_OP_ATOMIC)
+		need += sizeof(struct rivet_wire_atomic) + hdr->len;
+	else if (hdr->op == RIVET_OP_ATOMIC_RESP)
+		need += RIVET_MAX(hdr->len,
+				  sizeof(struct rivet_wire_atomic_resp));
 	else
 		return false;
 	return len >= need;
@@ -228,6 +239,12 @@ void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 		break;
 	case RIVET_OP_RTS:
 		rivet_rx_arrive(ep, conn, hdr, NULL, body);
+		break;
+	case RIVET_OP_ATOMIC:
+		rivet_atomic_handle_req(ep, conn, hdr, len);
+		break;
+	case RIVET_OP_ATOMIC_RESP:
+		rivet_atomic_handle_resp(ep, hdr, len);
 		break;
 	default:
 		rivet_rndv_handle_fin(ep, (const void *)body);

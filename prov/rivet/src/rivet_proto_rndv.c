@@ -272,6 +272,50 @@ static int rivet_rndv_fin_post(struct rivet_conn *conn, uint64_t send_id,
 	return 0;
 }
 
+/* Posts a prepared control message; the caller made sure there is room. */
+static int rivet_ctrl_post(struct rivet_conn *conn, const void *msg,
+			   size_t len)
+{
+	struct rivet_rdm_ep *ep = conn->ep;
+	struct rivet_rdm_buf *buf = ep->ctrl_free_list;
+
+	LL_DELETE(ep->ctrl_free_list, buf);
+	ep->ctrl_free--;
+	buf->conn = conn;
+	memcpy(buf->data, msg, len);
+	((struct rivet_wire_hdr *)buf->data)->conn_idx = conn->peer_idx;
+	if (rivet_conn_post_send(conn, (uintptr_t)buf, buf->data, len,
+				 ep->slab_mr->lkey)) {
+		LL_PREPEND(ep->ctrl_free_list, buf);
+		ep->ctrl_free++;
+		rivet_conn_fail(conn, FI_ECONNABORTED);
+		return -FI_EIO;
+	}
+	return 0;
+}
+
+int rivet_ctrl_send(struct rivet_conn *conn, const void *msg, size_t len)
+{
+	struct rivet_ctrl *c;
+
+	if (len > conn->ep->slot_size)
+		return -FI_EINVAL;
+	if (rivet_rndv_fin_room(conn->ep) && !conn->deferred)
+		return rivet_ctrl_post(conn, msg, len);
+	c = calloc(1, sizeof(*c));
+	if (c)
+		c->msg = malloc(len);
+	if (!c || !c->msg) {
+		free(c);
+		RIVET_WARN(EP_DATA, "out of memory: control message lost\n");
+		return -FI_ENOMEM;
+	}
+	memcpy(c->msg, msg, len);
+	c->msg_len = len;
+	DL_APPEND(conn->deferred, c);
+	return -FI_EAGAIN;
+}
+
 /* FINs keep their order behind deferred work of the same connection. */
 int rivet_rndv_send_fin(struct rivet_conn *conn, uint64_t send_id,
 			int32_t status)
@@ -311,6 +355,7 @@ static void rivet_rndv_fail_ctrl(struct rivet_rdm_ep *ep,
 		c->rndv->nreads = 0;
 		rivet_rndv_finish(ep, c->rndv);
 	}
+	free(c->msg);
 	free(c);
 }
 
@@ -331,8 +376,11 @@ void rivet_rndv_retry_deferred(struct rivet_conn *conn)
 		if (!c->rndv && !rivet_rndv_fin_room(ep))
 			return;
 		DL_DELETE(conn->deferred, c);
-		if (!c->rndv)
+		if (c->msg)
+			rivet_ctrl_post(conn, c->msg, c->msg_len);
+		else if (!c->rndv)
 			rivet_rndv_fin_post(conn, c->send_id, c->status);
+		free(c->msg);
 		free(c);
 	}
 }

@@ -536,7 +536,8 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	ep->min_multi_recv = 64;
 	ep->slot_size = (sizeof(struct rivet_wire_hdr) +
 			 RIVET_MAX(ep->eager_size,
-				   sizeof(struct rivet_wire_rts)) + 63) & ~63UL;
+				   sizeof(struct rivet_wire_atomic) +
+				   RIVET_ATOMIC_MAX_BYTES) + 63) & ~63UL;
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.ops = &g_rivet_rdm_ep_fi_ops;
 	ep->ep_fid.ops = &g_rivet_rdm_ep_ops;
@@ -544,6 +545,7 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	ep->ep_fid.msg = &g_rivet_rdm_msg_ops;
 	ep->ep_fid.tagged = &g_rivet_rdm_tagged_ops;
 	ep->ep_fid.rma = &g_rivet_rdm_rma_ops;
+	ep->ep_fid.atomic = &g_rivet_rdm_atomic_ops;
 }
 
 int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,

@@ -56,7 +56,7 @@ static void rivet_rdm_wc_tx(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		rivet_conn_fail(conn, FI_ECONNABORTED);
 		return;
 	}
-	if (!op->rndv) {
+	if (!op->rndv && !op->atomic) {
 		rivet_tx_op_done(ep, op, 0, 0);
 	} else if (op->fin_seen) {
 		rivet_tx_op_done(ep, op, op->fin_status, 0);

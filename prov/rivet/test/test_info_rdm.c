@@ -314,6 +314,28 @@ Test(info_rdm, rma_granted)
 	fi_freeinfo(h);
 }
 
+/* FI_ATOMIC: keys and virtual addresses as for RMA, but no immediate
+ * data, so cq_data_size stays 8. */
+Test(info_rdm, atomic_granted)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->caps = FI_TAGGED | FI_ATOMIC;
+	h->domain_attr->cq_data_size = 8;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->caps, FI_TAGGED | FI_SEND | FI_RECV | FI_ATOMIC |
+				       FI_READ | FI_WRITE | FI_REMOTE_READ |
+				       FI_REMOTE_WRITE | COMM_CAPS);
+	cr_assert_eq(fi->tx_attr->caps, FI_TAGGED | FI_SEND | FI_ATOMIC |
+						FI_READ | FI_WRITE);
+	cr_assert_eq(fi->domain_attr->mr_mode, MR_BASIC_MAP);
+	cr_assert_eq(fi->domain_attr->cq_data_size, 8);
+	fi_freeinfo(fi);
+	h->domain_attr->mr_mode = FI_MR_LOCAL;	/* no keys: no atomics */
+	rdm_fails(h, V_NOW, -FI_ENODATA, "atomic without FI_MR_PROV_KEY");
+	fi_freeinfo(h);
+}
+
 /* Reads only: no write can carry data, the header's 8 bytes stay. */
 Test(info_rdm, rma_read_only_keeps_cq_data_8)
 {
@@ -345,7 +367,7 @@ static const struct {
 	{ 0, 0, RDM_MSG_CAPS, 0, 8 },
 	{ FI_MR_LOCAL, 0, RDM_MSG_CAPS, 0, 8 },
 	{ MR_ALL & ~FI_MR_PROV_KEY, 0, RDM_MSG_CAPS, 0, 8 },
-	{ MR_ALL, 8, RDM_MSG_CAPS, 0, 8 },
+	{ MR_ALL, 8, RDM_ATOMIC_CAPS, MR_BASIC_MAP, 8 },
 };
 
 Test(info_rdm, caps_zero_rma_where_it_fits)
@@ -536,7 +558,6 @@ Test(info_rdm, orders_and_op_flags)
 }
 
 /* ---- hints the RDM refuses: one change to hints_rdm() each ---- */
-MUT(atomic, h->caps = FI_TAGGED | FI_ATOMIC)
 MUT(source_err, h->caps = FI_TAGGED | FI_SOURCE | FI_SOURCE_ERR)
 MUT(rma_event, h->caps = FI_RMA | FI_RMA_EVENT)
 MUT(multicast, h->caps = FI_MSG | FI_MULTICAST)
@@ -586,7 +607,7 @@ MUT(auth_key, h->domain_attr->auth_key_size = 16)
 MUT(prov_layered, h->fabric_attr->prov_name = strdup("rivet;ofi_rxm"))
 
 static const struct hint_case g_rdm_nodata[] = {
-	CASE(atomic), CASE(source_err), CASE(rma_event), CASE(multicast),
+	CASE(source_err), CASE(rma_event), CASE(multicast),
 	CASE(named_rx_ctx), CASE(variable_msg), CASE(shared_av), CASE(hmem),
 	CASE(fence), CASE(trigger), CASE(rx_caps_beyond), CASE(ep_msg),
 	CASE(ep_dgram), CASE(protocol_msg), CASE(protocol_version),

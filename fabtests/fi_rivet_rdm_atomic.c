@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: MIT
+/* RDM atomics between N processes (names and keys swapped through files in
+ * a shared folder).  Rank 0 owns the target regions.  Rank 1 runs every
+ * fi_op x datatype x kind that fi_query_atomic offers (the *valid calls
+ * must agree), each against a reference computed here, reading the target
+ * back with FI_ATOMIC_READ; then bad key, out of range, read-only region,
+ * bad arguments, and its read/write counters (fi_cntr_wait).  Then ranks
+ * 1..N-1 all hammer two locations (fetch-add, compare-and-swap loops, a
+ * double sum) at once: the final values must be exact. */
+#include <complex.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <rdma/fi_atomic.h>
+
+#include "common/ft_rdm.h"
+
+#define AT_MAX 64
+#define AT_N 4			/* elements per sweep operation */
+#define AT_SLOT 128		/* bytes of the target per element slot */
+#define AT_REGION (64 * 1024)
+#define AT_RO_LEN 4096
+#define AT_HAMMER 200		/* operations of each kind per rank */
+
+enum at_kind { AT_WRITE, AT_FETCH, AT_COMPARE };
+
+struct at_keys {
+	uint64_t addr, key, len;
+	uint64_t ro_addr, ro_key;
+};
+
+struct at_state {
+	struct ft_fab fab;
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_cntr *rcntr, *wcntr;
+	uint8_t name[FT_RDM_NAME_MAX];
+	size_t namelen;
+	fi_addr_t addr[AT_MAX];
+	struct ft_buf rw, ro;	/* rank 0: the targets */
+	struct ft_buf local;	/* operands and results */
+	struct at_keys keys;
+	uint64_t writes, reads, errs;	/* rank 1: expected counter values */
+	struct fi_context2 ctx;
+	const char *dir;
+	int n, rank;
+};
+
+static struct at_state g_at = { .n = 3, .rank = -1,
+				.dir = "/tmp/rivet-atomic" };
+
+static void at_opt(int op, const char *arg)
+{
+	switch (op) {
+	case 'n': g_at.n = atoi(arg); break;
+	case 'i': g_at.rank = atoi(arg); break;
+	case 'D': g_at.dir = arg; break;
+	}
+}
+
+/* ---- values and the reference ---------------------------------------- */
+
+static const enum fi_datatype g_types[] = {
+	FI_INT8, FI_UINT8, FI_INT16, FI_UINT16, FI_INT32, FI_UINT32,
+	FI_INT64, FI_UINT64, FI_FLOAT, FI_DOUBLE, FI_FLOAT_COMPLEX,
+	FI_DOUBLE_COMPLEX, FI_LONG_DOUBLE, FI_LONG_DOUBLE_COMPLEX,
+	FI_INT128, FI_UINT128,
+};
+
+static size_t at_size(enum fi_datatype dt)
+{
+	switch (dt) {
+	case FI_INT8: case FI_UINT8: return 1;
+	case FI_INT16: case FI_UINT16: return 2;
+	case FI_INT32: case FI_UINT32: case FI_FLOAT: return 4;
+	case FI_INT64: case FI_UINT64: case FI_DOUBLE: return 8;
+	case FI_FLOAT_COMPLEX: return sizeof(float complex);
+	case FI_DOUBLE_COMPLEX: return sizeof(double complex);
+	case FI_LONG_DOUBLE: return sizeof(long double);
+	case FI_LONG_DOUBLE_COMPLEX: return sizeof(long double complex);
+	default: return 16;	/* 128-bit integers */
+	}
+}
+
+static bool at_is_int(enum fi_datatype dt)
+{
+	return dt <= FI_UINT64 || dt == FI_INT128 || dt == FI_UINT128;
+}
+
+static bool at_is_signed(enum fi_datatype dt)
+{
+	return dt == FI_INT8 || dt == FI_INT16 || dt == FI_INT32 ||
+	       dt == FI_INT64 || dt == FI_INT128;
+}
+
+static bool at_is_cplx(enum fi_datatype dt)
+{
+	return dt == FI_FLOAT_COMPLEX || dt == FI_DOUBLE_COMPLEX ||
+	       dt == FI_LONG_DOUBLE_COMPLEX;
+}
+
+/* Every element as a long double complex (integers exactly: the test's
+ * values are small) or, for integers, as a 128-bit pattern. */
+struct at_val {
+	long double complex z;
+	unsigned __int128 u;
+};
+
+static struct at_val at_load(enum fi_datatype dt, const void *p)
+{
+	struct at_val v = { 0 };
+	__int128 s = 0;
+
+	switch (dt) {
+	case FI_INT8: s = *(const int8_t *)p; break;
+	case FI_UINT8: s = *(const uint8_t *)p; break;
+	case FI_INT16: s = *(const int16_t *)p; break;
+	case FI_UINT16: s = *(const uint16_t *)p; break;
+	case FI_INT32: s = *(const int32_t *)p; break;
+	case FI_UINT32: s = *(const uint32_t *)p; break;
+	case FI_INT64: s = *(const int64_t *)p; break;
+	case FI_UINT64: s = *(const uint64_t *)p; break;
+	case FI_INT128: memcpy(&s, p, 16); break;
+	case FI_UINT128: memcpy(&s, p, 16); break;
+	case FI_FLOAT: v.z = *(const float *)p; return v;
+	case FI_DOUBLE: v.z = *(const double *)p; return v;
+	case FI_LONG_DOUBLE: v.z = *(const long double *)p; return v;
+	case FI_FLOAT_COMPLEX: v.z = *(const float complex *)p; return v;
+	case FI_DOUBLE_COMPLEX: v.z = *(const double complex *)p; return v;
+	default: v.z = *(const long double complex *)p; return v;
+	}
+	v.u = (unsigned __int128)s;
+	v.z = at_is_signed(dt) ? (long double)s : (long double)v.u;
+	return v;
+}
+
+static void at_store(enum fi_datatype dt, void *p, struct at_val v)
+{
+	switch (dt) {
+	case FI_INT8: case FI_UINT8: *(uint8_t *)p = (uint8_t)v.u; break;
+	case FI_INT16: case FI_UINT16: *(uint16_t *)p = (uint16_t)v.u; break;
+	case FI_INT32: case FI_UINT32: *(uint32_t *)p = (uint32_t)v.u; break;
+	case FI_INT64: case FI_UINT64: *(uint64_t *)p = (uint64_t)v.u; break;
+	case FI_INT128: case FI_UINT128: memcpy(p, &v.u, 16); break;
+	case FI_FLOAT: *(float *)p = (float)creall(v.z); break;
+	case FI_DOUBLE: *(double *)p = (double)creall(v.z); break;
+	case FI_LONG_DOUBLE: *(long double *)p = creall(v.z); break;
+	case FI_FLOAT_COMPLEX: *(float complex *)p = (float complex)v.z; break;
+	case FI_DOUBLE_COMPLEX:
+		*(double complex *)p = (double complex)v.z;
+		break;
+	default: *(long double complex *)p = v.z; break;
+	}
+}
+
+/* Element i of the test's initial values, operands and compare values:
+ * a mix of equal, smaller, larger, zero and (signed) negative. */
+static void at_value(enum fi_datatype dt, int which, int i, void *p)
+{
+	static const int v[3][AT_N] = {
+		{ 10, -3, 0, 7 },	/* target before */
+		{ 4, 9, 0, -7 },	/* operand */
+		{ 10, 5, 1, 6 },	/* compare */
+	};
+	struct at_val x = { 0 };
+	int k = v[which][i];
+
+	if (!at_is_signed(dt) && at_is_int(dt) && k < 0)
+		k = -k;
+	x.u = (unsigned __int128)(__int128)k;
+	x.z = at_is_cplx(dt) ? k + (k / 2.0L) * I : k;
+	at_store(dt, p, x);
+}
+
+static bool at_ordered_lt(enum fi_datatype dt, struct at_val a,
+			  struct at_val b)
+{
+	if (at_is_int(dt) && !at_is_signed(dt))
+		return a.u < b.u;
+	return creall(a.z) < creall(b.z);
+}
+
+static bool at_eq(enum fi_datatype dt, struct at_val a, struct at_val b)
+{
+	return at_is_int(dt) ? a.u == b.u : a.z == b.z;
+}
+
+/* The new target value, fi_atomic(3)'s definitions written out once more */
+static struct at_val at_ref(enum fi_op op, enum fi_datatype dt,
+			    struct at_val a, struct at_val b, struct at_val c)
+{
+	struct at_val r = a;
+	bool la = at_is_int(dt) ? a.u != 0 : a.z != 0;
+	bool lb = at_is_int(dt) ? b.u != 0 : b.z != 0;
+
+	switch (op) {
+	case FI_MIN: return at_ordered_lt(dt, b, a) ? b : a;
+	case FI_MAX: return at_ordered_lt(dt, a, b) ? b : a;
+	case FI_SUM: r.u = a.u + b.u; r.z = a.z + b.z; break;
+	case FI_PROD: r.u = a.u * b.u; r.z = a.z * b.z; break;
+	case FI_LOR: r.u = la || lb; r.z = r.u; break;
+	case FI_LAND: r.u = la && lb; r.z = r.u; break;
+	case FI_LXOR: r.u = la != lb; r.z = r.u; break;
+	case FI_BOR: r.u = a.u | b.u; break;
+	case FI_BAND: r.u = a.u & b.u; break;
+	case FI_BXOR: r.u = a.u ^ b.u; break;
+	case FI_ATOMIC_READ: break;
+	case FI_ATOMIC_WRITE: return b;
+	case FI_CSWAP: return at_eq(dt, c, a) ? b : a;
+	case FI_CSWAP_NE: return !at_eq(dt, c, a) ? b : a;
+	case FI_CSWAP_LE: return !at_ordered_lt(dt, a, c) ? b : a;
+	case FI_CSWAP_LT: return at_ordered_lt(dt, c, a) ? b : a;
+	case FI_CSWAP_GE: return !at_ordered_lt(dt, c, a) ? b : a;
+	case FI_CSWAP_GT: return at_ordered_lt(dt, a, c) ? b : a;
+	case FI_MSWAP: r.u = (b.u & c.u) | (a.u & ~c.u); break;
+	default: break;
+	}
+	return r;
+}
+
+/* Stored and loaded again: the reference rounds (and wraps) as the
+ * datatype does. */
+static struct at_val at_norm(enum fi_datatype dt, struct at_val v)
+{
+	uint8_t tmp[32] = { 0 };
+
+	at_store(dt, tmp, v);
+	return at_load(dt, tmp);
+}
+
+/* ---- posting and waiting --------------------------------------------- */
+
+static int at_wait(struct ft_comp *comp)
+{
+	int ret = ft_rdm_wait(g_at.cq, &g_at.ctx, comp, ft_opts.timeout_ms);
+
+	if (ret) {
+		comp->err = -ret;
+		snprintf(comp->errstr, sizeof(comp->errstr), "no completion");
+	}
+	return ret ? ret : comp->err;
+}
+
+/* One operation of kind on the target's element slot idx, count elements
+ * (a positive FI_E* from the completion, or a negative post error). */
+static int at_do(enum at_kind kind, enum fi_op op, enum fi_datatype dt,
+		 uint64_t raddr, uint64_t key, size_t count, const void *buf,
+		 const void *cmp, void *res, struct ft_comp *comp)
+{
+	struct fid_ep *ep = g_at.ep;
+	fi_addr_t peer = g_at.addr[0];
+	void *d = g_at.local.desc;
+	ssize_t ret;
+
+	if (kind == AT_WRITE)
+		ret = FT_RDM_POST(fi_atomic(ep, buf, count, d, peer, raddr,
+					    key, dt, op, &g_at.ctx));
+	else if (kind == AT_FETCH)
+		ret = FT_RDM_POST(fi_fetch_atomic(ep, buf, count, d, res, d,
+						  peer, raddr, key, dt, op,
+						  &g_at.ctx));
+	else
+		ret = FT_RDM_POST(fi_compare_atomic(ep, buf, count, d, cmp, d,
+						    res, d, peer, raddr, key,
+						    dt, op, &g_at.ctx));
+	if (ret)
+		return (int)ret;
+	ret = at_wait(comp);
+	if (!ret && kind == AT_WRITE)
+		g_at.writes++;
+	else if (!ret)
+		g_at.reads++;
+	else if (ret > 0)
+		g_at.errs++;
+	return (int)ret;
+}
+
+/* ---- rank 1: the sweep ------------------------------------------------- */
+
+static const char *at_kind_name(enum at_kind k)
+{
+	return k == AT_WRITE ? "atomic" : k == AT_FETCH ? "fetch" : "compare";
+}
+
+/* fi_query_atomic and the endpoint's *valid call must agree. */
+static bool at_offered(enum fi_op op, enum fi_datatype dt, enum at_kind kind,
+		       size_t *count)
+{
+	static const uint64_t qflags[] = { 0, FI_FETCH_ATOMIC,
+					   FI_COMPARE_ATOMIC };
+	struct fi_atomic_attr attr = { 0 };
+	size_t vcount = 0;
+	int q, v;
+	char name[96];
+
+	q = fi_query_atomic(g_at.fab.domain, dt, op, &attr, qflags[kind]);
+	v = kind == AT_WRITE ? fi_atomicvalid(g_at.ep, dt, op, &vcount) :
+	    kind == AT_FETCH ? fi_fetch_atomicvalid(g_at.ep, dt, op, &vcount) :
+	    fi_compare_atomicvalid(g_at.ep, dt, op, &vcount);
+	snprintf(name, sizeof(name), "atomic_query_%s_%s_%s", at_kind_name(kind),
+		 fi_tostr(&op, FI_TYPE_ATOMIC_OP),
+		 fi_tostr(&dt, FI_TYPE_ATOMIC_TYPE));
+	if ((q == 0) != (v == 0) || (!q && (vcount != attr.count ||
+					    attr.size != at_size(dt)))) {
+		ft_fail(name, "query %d (count %zu size %zu), valid %d (count "
+			"%zu)", q, attr.count, attr.size, v, vcount);
+		return false;
+	}
+	*count = vcount;
+	return q == 0;
+}
+
+/* Set the target, run op, check the old values it fetched and the new
+ * values read back, against the reference. */
+static int at_case(enum fi_op op, enum fi_datatype dt, enum at_kind kind,
+		   size_t slot)
+{
+	size_t size = at_size(dt), i;
+	uint8_t *base = g_at.local.ptr;
+	uint8_t *init = base, *src = base + 256, *cmp = base + 512;
+	uint8_t *res = base + 768, *back = base + 1024;
+	uint64_t raddr = g_at.keys.addr + slot * AT_SLOT;
+	struct ft_comp comp;
+	char name[96];
+	int ret;
+
+	snprintf(name, sizeof(name), "atomic_%s_%s_%s", at_kind_name(kind),
+		 fi_tostr(&op, FI_TYPE_ATOMIC_OP),
+		 fi_tostr(&dt, FI_TYPE_ATOMIC_TYPE));
+	for (i = 0; i < AT_N; i++) {
+		at_value(dt, 0, i, init + i * size);
+		at_value(dt, 1, i, src + i * size);
+		at_value(dt, 2, i, cmp + i * size);
+	}
+	memset(res, 0xa5, AT_N * size);
+	ret = at_do(AT_WRITE, FI_ATOMIC_WRITE, dt, raddr, g_at.keys.key, AT_N,
+		    init, NULL, NULL, &comp);
+	ret = ret ? ret : at_do(kind, op, dt, raddr, g_at.keys.key, AT_N, src,
+				cmp, res, &comp);
+	ret = ret ? ret : at_do(AT_FETCH, FI_ATOMIC_READ, dt, raddr,
+				g_at.keys.key, AT_N, NULL, NULL, back, &comp);
+	if (ret) {
+		ft_fail(name, "%s", ret < 0 ? fi_strerror(-ret) :
+			ft_comp_str(&comp));
+		return -1;
+	}
+	for (i = 0; i < AT_N; i++) {
+		struct at_val a = at_load(dt, init + i * size);
+		struct at_val want = at_norm(dt, at_ref(op, dt, a,
+			at_load(dt, src + i * size),
+			at_load(dt, cmp + i * size)));
+
+		if (kind != AT_WRITE &&
+		    !at_eq(dt, at_load(dt, res + i * size), a)) {
+			ft_fail(name, "element %zu: fetched a wrong old value",
+				i);
+			return -1;
+		}
+		if (!at_eq(dt, at_load(dt, back + i * size), want)) {
+			ft_fail(name, "element %zu: target holds %Lg%+Lgi, "
+				"want %Lg%+Lgi", i,
+				creall(at_load(dt, back + i * size).z),
+				cimagl(at_load(dt, back + i * size).z),
+				creall(want.z), cimagl(want.z));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void at_sweep(void)
+{
+	int op, t, kind, offered = 0, bad = 0;
+	size_t count;
+
+	for (kind = AT_WRITE; kind <= AT_COMPARE; kind++) {
+		for (op = FI_MIN; op < FI_ATOMIC_OP_LAST; op++) {
+			for (t = 0; t < (int)(sizeof(g_types) /
+					      sizeof(g_types[0])); t++) {
+				if (!at_offered(op, g_types[t], kind, &count))
+					continue;
+				offered++;
+				if (count < AT_N) {
+					ft_fail("atomic_count", "only %zu", count);
+					bad++;
+					continue;
+				}
+				bad += at_case(op, g_types[t], kind,
+					       t % 8) ? 1 : 0;
+			}
+		}
+	}
+	ft_check(!bad && offered > 0, "atomic_sweep", "%d of %d failed",
+		 bad, offered);
+	ft_info("%d op x datatype x kind triples offered and checked",
+		offered);
+}
+
+/* ---- rank 1: errors, arguments, counters ------------------------------ */
+
+static void at_expect_err(const char *name, int ret, int want)
+{
+	ft_check(ret == want, name, "got %d (%s), want error completion %d",
+		 ret, ret < 0 ? fi_strerror(-ret) : fi_strerror(ret), want);
+}
+
+static void at_errors(void)
+{
+	uint64_t *v = g_at.local.ptr, end = g_at.keys.addr + g_at.keys.len;
+	struct ft_comp comp;
+	size_t count = 0;
+	int ret;
+
+	v[0] = 1;
+	ret = at_do(AT_FETCH, FI_SUM, FI_UINT64, g_at.keys.addr,
+		    g_at.keys.key + 0x1000, 1, v, NULL, v + 8, &comp);
+	at_expect_err("atomic_bad_key", ret, FI_EACCES);
+	ret = at_do(AT_WRITE, FI_SUM, FI_UINT64, end - 8, g_at.keys.key, 2, v,
+		    NULL, NULL, &comp);
+	at_expect_err("atomic_out_of_range", ret, FI_EACCES);
+	ret = at_do(AT_WRITE, FI_SUM, FI_UINT64, g_at.keys.addr - 8,
+		    g_at.keys.key, 1, v, NULL, NULL, &comp);
+	at_expect_err("atomic_below_range", ret, FI_EACCES);
+	ret = at_do(AT_WRITE, FI_ATOMIC_WRITE, FI_UINT64, g_at.keys.ro_addr,
+		    g_at.keys.ro_key, 1, v, NULL, NULL, &comp);
+	at_expect_err("atomic_write_read_only", ret, FI_EACCES);
+	ret = at_do(AT_FETCH, FI_ATOMIC_READ, FI_UINT64, g_at.keys.ro_addr,
+		    g_at.keys.ro_key, 1, NULL, NULL, v + 8, &comp);
+	ft_check(!ret && v[8] == 0x5eed, "atomic_read_read_only",
+		 "%d, value 0x%llx", ret, (unsigned long long)v[8]);
+	/* the connection survives refused atomics */
+	ret = at_do(AT_FETCH, FI_ATOMIC_READ, FI_UINT64, g_at.keys.addr,
+		    g_at.keys.key, 1, NULL, NULL, v + 8, &comp);
+	ft_check(!ret, "atomic_after_errors", "%d", ret);
+
+	fi_atomicvalid(g_at.ep, FI_UINT64, FI_SUM, &count);
+	ret = (int)fi_atomic(g_at.ep, v, count + 1, g_at.local.desc,
+			     g_at.addr[0], g_at.keys.addr, g_at.keys.key,
+			     FI_UINT64, FI_SUM, &g_at.ctx);
+	ft_check(ret == -FI_EINVAL, "atomic_count_too_big", "%d", ret);
+	ret = (int)fi_atomic(g_at.ep, v, 1, g_at.local.desc, g_at.addr[0],
+			     g_at.keys.addr, g_at.keys.key, FI_UINT64,
+			     FI_CSWAP, &g_at.ctx);
+	ft_check(ret == -FI_EOPNOTSUPP, "atomic_cswap_not_by_fi_atomic", "%d",
+		 ret);
+	ret = (int)fi_atomic(g_at.ep, v, 1, g_at.local.desc, g_at.addr[0],
+			     g_at.keys.addr, g_at.keys.key, FI_DOUBLE,
+			     FI_BOR, &g_at.ctx);
+	ft_check(ret == -FI_EOPNOTSUPP, "atomic_bor_double", "%d", ret);
+	ret = (int)fi_atomic(g_at.ep, v, 1, g_at.local.desc, g_at.addr[0],
+			     g_at.keys.addr, g_at.keys.key,
+			     (enum fi_datatype)77, FI_SUM, &g_at.ctx);
+	ft_check(ret == -FI_EOPNOTSUPP, "atomic_bad_datatype", "%d", ret);
+	/* inject: no completion, but the write counter counts it */
+	v[0] = 5;
+	ret = (int)FT_RDM_POST(fi_inject_atomic(g_at.ep, v, 1, g_at.addr[0],
+						g_at.keys.addr + 8,
+						g_at.keys.key, FI_UINT64,
+						FI_ATOMIC_WRITE));
+	ft_check(!ret, "atomic_inject", "%s", fi_strerror(-ret));
+	if (!ret)
+		g_at.writes++;
+}
+
+static void at_counters(void)
+{
+	int ret;
+
+	ret = fi_cntr_wait(g_at.wcntr, g_at.writes, 5000);
+	ft_check(!ret && fi_cntr_read(g_at.wcntr) == g_at.writes,
+		 "atomic_write_counter", "wait %d, value %llu, want %llu", ret,
+		 (unsigned long long)fi_cntr_read(g_at.wcntr),
+		 (unsigned long long)g_at.writes);
+	ret = fi_cntr_wait(g_at.rcntr, g_at.reads, 5000);
+	ft_check(!ret && fi_cntr_read(g_at.rcntr) == g_at.reads,
+		 "atomic_read_counter", "wait %d, value %llu, want %llu", ret,
+		 (unsigned long long)fi_cntr_read(g_at.rcntr),
+		 (unsigned long long)g_at.reads);
+	ft_check(fi_cntr_readerr(g_at.wcntr) + fi_cntr_readerr(g_at.rcntr) ==
+		 g_at.errs, "atomic_error_counters", "%llu + %llu, want %llu",
+		 (unsigned long long)fi_cntr_readerr(g_at.wcntr),
+		 (unsigned long long)fi_cntr_readerr(g_at.rcntr),
+		 (unsigned long long)g_at.errs);
+	ret = fi_cntr_wait(g_at.wcntr, g_at.writes + 1, 200);
+	ft_check(ret == -FI_ETIMEDOUT, "atomic_counter_wait_timeout", "%d",
+		 ret);
+}
+
+/* ---- ranks 1..N-1: all at once on one location ------------------------ */
+
+/* Offsets in the target: C (fetch-add), D (compare-and-swap), E (double) */
+#define AT_C 2048
+#define AT_D 2056
+#define AT_E 2064
+
+static void at_hammer(void)
+{
+	uint64_t *v = g_at.local.ptr, one = 1, prev = 0, old, want;
+	double dv = 0.5;
+	struct ft_comp comp;
+	int i, ret = 0, tries = 0;
+
+	for (i = 0; !ret && i < AT_HAMMER; i++) {
+		ret = at_do(AT_FETCH, FI_SUM, FI_UINT64, g_at.keys.addr + AT_C,
+			    g_at.keys.key, 1, &one, NULL, &old, &comp);
+		if (!ret && i && old <= prev)
+			ret = -FI_EOTHER;	/* fetched values must grow */
+		prev = old;
+	}
+	ft_check(!ret, "atomic_hammer_fetch_add", "%d", ret);
+	for (i = 0; !ret && i < AT_HAMMER; i++) {
+		ret = at_do(AT_FETCH, FI_ATOMIC_READ, FI_UINT64,
+			    g_at.keys.addr + AT_D, g_at.keys.key, 1, NULL,
+			    NULL, &old, &comp);
+		while (!ret) {
+			want = old + 1;
+			ret = at_do(AT_COMPARE, FI_CSWAP, FI_UINT64,
+				    g_at.keys.addr + AT_D, g_at.keys.key, 1,
+				    &want, &old, v, &comp);
+			tries++;
+			if (ret || v[0] == old)
+				break;
+			old = v[0];	/* somebody else won: retry */
+		}
+	}
+	ft_check(!ret, "atomic_hammer_cswap", "%d (%d tries)", ret, tries);
+	for (i = 0; !ret && i < AT_HAMMER; i++)
+		ret = at_do(AT_WRITE, FI_SUM, FI_DOUBLE, g_at.keys.addr + AT_E,
+			    g_at.keys.key, 1, &dv, NULL, NULL, &comp);
+	ft_check(!ret, "atomic_hammer_double_sum", "%d", ret);
+}
+
+static void at_hammer_check(void)
+{
+	uint64_t want = (uint64_t)(g_at.n - 1) * AT_HAMMER, v[3];
+	double e;
+	struct ft_comp comp;
+	int ret;
+
+	ret = at_do(AT_FETCH, FI_ATOMIC_READ, FI_UINT64, g_at.keys.addr + AT_C,
+		    g_at.keys.key, 2, NULL, NULL, v, &comp);
+	ret = ret ? ret : at_do(AT_FETCH, FI_ATOMIC_READ, FI_DOUBLE,
+				g_at.keys.addr + AT_E, g_at.keys.key, 1, NULL,
+				NULL, &e, &comp);
+	ft_check(!ret && v[0] == want && v[1] == want && e == want * 0.5,
+		 "atomic_hammer_exact", "%d: fetch-add %llu, cswap %llu, "
+		 "double %g; want %llu", ret, (unsigned long long)v[0],
+		 (unsigned long long)v[1], e, (unsigned long long)want);
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static int at_barrier(const char *tag)
+{
+	int ret = ft_rdm_barrier(g_at.dir, tag, g_at.rank, g_at.n,
+				 6 * ft_opts.timeout_ms);
+
+	if (ret)
+		ft_fail("atomic_barrier", "%s: %s", tag, fi_strerror(-ret));
+	return ret;
+}
+
+static int at_cntr_open(struct fid_cntr **cntr_p)
+{
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
+				     .wait_obj = FI_WAIT_UNSPEC };
+
+	return fi_cntr_open(g_at.fab.domain, &attr, cntr_p, NULL);
+}
+
+static int at_ep_open(void)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
+				      .wait_obj = FI_WAIT_NONE };
+	struct fid_domain *d = g_at.fab.domain;
+	int ret;
+
+	ret = ft_rdm_av_open(d, AT_MAX, &g_at.av);
+	ret = ret ? ret : fi_cq_open(d, &cq_attr, &g_at.cq, NULL);
+	ret = ret ? ret : fi_endpoint(d, g_at.fab.info, &g_at.ep, NULL);
+	ret = ret ? ret : fi_ep_bind(g_at.ep, &g_at.av->fid, 0);
+	ret = ret ? ret : fi_ep_bind(g_at.ep, &g_at.cq->fid,
+				     FI_TRANSMIT | FI_RECV);
+	ret = ret ? ret : at_cntr_open(&g_at.rcntr);
+	ret = ret ? ret : at_cntr_open(&g_at.wcntr);
+	ret = ret ? ret : fi_ep_bind(g_at.ep, &g_at.rcntr->fid, FI_READ);
+	ret = ret ? ret : fi_ep_bind(g_at.ep, &g_at.wcntr->fid, FI_WRITE);
+	ret = ret ? ret : fi_enable(g_at.ep);
+	g_at.namelen = sizeof(g_at.name);
+	ret = ret ? ret : fi_getname(&g_at.ep->fid, g_at.name, &g_at.namelen);
+	if (!ret)
+		ft_rdm_watch(g_at.cq, true);
+	return ret;
+}
+
+static int at_names(void)
+{
+	uint8_t name[FT_RDM_NAME_MAX];
+	char key[32];
+	ssize_t len;
+	int j, ret;
+
+	snprintf(key, sizeof(key), "ep.%d", g_at.rank);
+	ret = ft_rdm_publish(g_at.dir, key, g_at.name, g_at.namelen);
+	for (j = 0; !ret && j < g_at.n; j++) {
+		snprintf(key, sizeof(key), "ep.%d", j);
+		len = ft_rdm_lookup(g_at.dir, key, name, sizeof(name),
+				    3 * ft_opts.timeout_ms);
+		if (len < 0)
+			return (int)len;
+		ret = ft_rdm_av_insert(g_at.av, name, &g_at.addr[j]);
+	}
+	return ret;
+}
+
+/* Rank 0 registers the targets and publishes their keys; the others read
+ * them. */
+static int at_keys(void)
+{
+	struct fid_domain *d = g_at.fab.domain;
+	ssize_t len;
+	int ret;
+
+	if (g_at.rank) {
+		len = ft_rdm_lookup(g_at.dir, "keys", &g_at.keys,
+				    sizeof(g_at.keys), 3 * ft_opts.timeout_ms);
+		return len == sizeof(g_at.keys) ? 0 : -FI_EOTHER;
+	}
+	ret = ft_buf_alloc(d, AT_REGION, FI_REMOTE_READ | FI_REMOTE_WRITE,
+			   &g_at.rw);
+	ret = ret ? ret : ft_buf_alloc(d, AT_RO_LEN, FI_REMOTE_READ, &g_at.ro);
+	if (ret)
+		return ret;
+	*(uint64_t *)g_at.ro.ptr = 0x5eed;
+	g_at.keys = (struct at_keys) {
+		.addr = (uintptr_t)g_at.rw.ptr, .key = fi_mr_key(g_at.rw.mr),
+		.len = g_at.rw.len, .ro_addr = (uintptr_t)g_at.ro.ptr,
+		.ro_key = fi_mr_key(g_at.ro.mr),
+	};
+	return ft_rdm_publish(g_at.dir, "keys", &g_at.keys, sizeof(g_at.keys));
+}
+
+static int at_setup(void)
+{
+	struct fi_info *hints = ft_rdm_hints(FI_MSG | FI_TAGGED | FI_ATOMIC,
+					     FI_THREAD_UNSPEC);
+	int ret;
+
+	if (mkdir(g_at.dir, 0755) && errno != EEXIST)
+		ft_info("mkdir %s: %s", g_at.dir, strerror(errno));
+	ret = hints ? ft_rdm_fab_open(&g_at.fab, hints, true) : -FI_ENOMEM;
+	fi_freeinfo(hints);
+	ret = ret ? ret : at_ep_open();
+	ret = ret ? ret : ft_buf_alloc(g_at.fab.domain, 4096,
+				       FI_READ | FI_WRITE, &g_at.local);
+	ret = ret ? ret : at_names();
+	ret = ret ? ret : at_keys();
+	return ft_check(!ret, "atomic_setup", "%s", fi_strerror(-ret)) ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	ft_opts.ep_type = FI_EP_RDM;
+	ft_opts.timeout_ms = FT_RDM_DEADLINE_MS;
+	ft_set_extra_opts("n:i:D:", " -n N         processes (default 3, "
+			  "at least 2)\n -i RANK      this process (0..N-1)\n"
+			  " -D DIR       folder for names and keys (default "
+			  "/tmp/rivet-atomic)\n", at_opt);
+	ft_parse_opts(argc, argv, "RDM atomics between N processes.", false);
+	if (g_at.n < 2 || g_at.n > AT_MAX || g_at.rank < 0 ||
+	    g_at.rank >= g_at.n) {
+		fprintf(stderr, "need -n 2..%d and -i 0..N-1\n", AT_MAX);
+		return 2;
+	}
+	if (!at_setup()) {
+		if (g_at.rank == 1) {
+			at_sweep();
+			at_errors();
+			at_counters();
+		}
+		if (!at_barrier("swept") && g_at.rank)
+			at_hammer();
+		if (!at_barrier("hammered") && g_at.rank == 1)
+			at_hammer_check();
+		if (!g_at.rank)	/* the memory itself, not through rivet */
+			ft_check(*(uint64_t *)((uint8_t *)g_at.rw.ptr + AT_C) ==
+				 (uint64_t)(g_at.n - 1) * AT_HAMMER,
+				 "atomic_target_memory", "%llu",
+				 (unsigned long long)*(uint64_t *)
+				 ((uint8_t *)g_at.rw.ptr + AT_C));
+		at_barrier("done");
+	}
+	if (g_at.cq)
+		ft_rdm_watch(g_at.cq, false);
+	ft_close_fid(g_at.ep ? &g_at.ep->fid : NULL, "ep");
+	ft_close_fid(g_at.rcntr ? &g_at.rcntr->fid : NULL, "cntr");
+	ft_close_fid(g_at.wcntr ? &g_at.wcntr->fid : NULL, "cntr");
+	ft_close_fid(g_at.cq ? &g_at.cq->fid : NULL, "cq");
+	ft_close_fid(g_at.av ? &g_at.av->fid : NULL, "av");
+	ft_buf_free(&g_at.rw);
+	ft_buf_free(&g_at.ro);
+	ft_buf_free(&g_at.local);
+	ft_fab_close(&g_at.fab);
+	return ft_summary();
+}

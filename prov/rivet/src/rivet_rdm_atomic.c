@@ -1,0 +1,576 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Atomics on RDM endpoints.  Every fi_atomic, fi_fetch_atomic and
+ * fi_compare_atomic variant becomes one RIVET_OP_ATOMIC message on the
+ * connection to the peer (a tx op, queued while the connection comes up);
+ * the target's progress engine finds the region by its key, checks access
+ * and range, computes the operation (rivet_atomic_ops.c) under one
+ * process-wide lock and answers with RIVET_OP_ATOMIC_RESP: a status and,
+ * for the fetching kinds, the old values.  The operation completes at the
+ * initiator when both its send's work completion and the answer are in,
+ * so every atomic completes delivered, and errors at the target (bad key,
+ * access, range, unsupported) come back as error completions.
+ *
+ * All atomics of rivet are computed by the target's CPU: no verbs
+ * atomics, so native and emulated operations can never mix on one
+ * location.  The lock serialises every rivet atomic of the process, so
+ * two endpoints or domains targeting one location stay atomic too.
+ */
+#include <stdlib.h>
+
+#include "rivet_atomic.h"
+#include "rivet_rdm.h"
+
+#define RIVET_ATOMIC_SILENT (1ULL << 63)	/* internal: fi_inject_atomic */
+
+static pthread_mutex_t g_rivet_atomic_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct rivet_atomic_req {
+	const struct fi_ioc *iov;	/* operands */
+	size_t count;
+	const struct fi_ioc *comparev;
+	size_t compare_count;
+	struct fi_ioc *resultv;
+	size_t result_count;
+	fi_addr_t addr;
+	const struct fi_rma_ioc *rma;
+	size_t rma_count;
+	enum fi_datatype datatype;
+	enum fi_op op;
+	enum rivet_atomic_kind kind;
+	void *context;
+	uint64_t flags;
+};
+
+static size_t rivet_ioc_elems(const struct fi_ioc *ioc, size_t n)
+{
+	size_t i, total = 0;
+
+	for (i = 0; i < n; i++)
+		total += ioc[i].count;
+	return total;
+}
+
+/* The documented argument errors: -FI_EINVAL, or -FI_EOPNOTSUPP for a
+ * triple that fi_query_atomic would refuse. */
+static int rivet_atomic_check(const struct rivet_atomic_req *req,
+			      size_t *n_p)
+{
+	size_t n, max;
+
+	if (!rivet_atomic_supported(req->op, req->datatype, req->kind))
+		return -FI_EOPNOTSUPP;
+	if (req->rma_count != 1 || !req->rma ||
+	    req->count > RIVET_RDM_IOV_LIMIT ||
+	    req->compare_count > RIVET_RDM_IOV_LIMIT ||
+	    req->result_count > RIVET_RDM_IOV_LIMIT)
+		return -FI_EINVAL;
+	if (req->flags & FI_REMOTE_CQ_DATA)
+		return -FI_EBADFLAGS;
+	n = req->rma->count;
+	max = rivet_atomic_max_count(req->datatype, req->kind);
+	if (!n || n > max)
+		return -FI_EINVAL;
+	if (req->op != FI_ATOMIC_READ &&
+	    (!req->iov || rivet_ioc_elems(req->iov, req->count) != n))
+		return -FI_EINVAL;
+	if (req->kind != RIVET_ATOMIC_WRITE &&
+	    (!req->resultv ||
+	     rivet_ioc_elems(req->resultv, req->result_count) != n))
+		return -FI_EINVAL;
+	if (req->kind == RIVET_ATOMIC_COMPARE &&
+	    (!req->comparev ||
+	     rivet_ioc_elems(req->comparev, req->compare_count) != n))
+		return -FI_EINVAL;
+	if ((req->flags & FI_INJECT) &&
+	    (req->kind != RIVET_ATOMIC_WRITE ||
+	     n * rivet_atomic_size(req->datatype) > RIVET_RDM_INJECT_SIZE))
+		return -FI_EINVAL;
+	*n_p = n;
+	return 0;
+}
+
+static uint8_t *rivet_ioc_gather(uint8_t *dst, const struct fi_ioc *ioc,
+				 size_t n, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(dst, ioc[i].addr, ioc[i].count * size);
+		dst += ioc[i].count * size;
+	}
+	return dst;
+}
+
+/* The request message in the op's staging slot: header, descriptor,
+ * operands, compare values.  The results' iovs are kept for the answer. */
+static void rivet_atomic_stage(struct rivet_tx_op *op,
+			       const struct rivet_atomic_req *req, size_t n)
+{
+	size_t size = rivet_atomic_size(req->datatype), i;
+	struct rivet_wire_hdr *hdr = (struct rivet_wire_hdr *)op->buf;
+	struct rivet_wire_atomic *a = (struct rivet_wire_atomic *)(hdr + 1);
+	uint8_t *p = (uint8_t *)(a + 1);
+
+	*a = (struct rivet_wire_atomic) {
+		.send_id = ((uint64_t)op->gen << 32) | op->index,
+		.addr = req->rma->addr, .key = req->rma->key,
+		.op = req->op, .datatype = req->datatype, .kind = req->kind,
+		.count = (uint32_t)n,
+	};
+	if (req->op != FI_ATOMIC_READ)
+		p = rivet_ioc_gather(p, req->iov, req->count, size);
+	if (req->kind == RIVET_ATOMIC_COMPARE)
+		p = rivet_ioc_gather(p, req->comparev, req->compare_count,
+				     size);
+	*hdr = (struct rivet_wire_hdr) {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_ATOMIC,
+		.len = p - (uint8_t *)(a + 1),
+	};
+	op->buf_len = p - op->buf;
+	op->wr.count = 0;
+	for (i = 0; req->kind != RIVET_ATOMIC_WRITE &&
+		    i < req->result_count; i++) {
+		op->wr.iov[i].iov_base = req->resultv[i].addr;
+		op->wr.iov[i].iov_len = req->resultv[i].count * size;
+	}
+	op->wr.count = req->kind == RIVET_ATOMIC_WRITE ? 0 :
+		       req->result_count;
+}
+
+static void rivet_atomic_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+			      const struct rivet_atomic_req *req,
+			      struct rivet_conn *conn, size_t n)
+{
+	op->rma = false;
+	op->atomic = true;
+	op->rndv = false;
+	op->fin_seen = false;
+	op->nmrs = 0;
+	op->wr.ctrl_held = false;
+	op->conn = conn;
+	op->context = req->context;
+	op->cq_flags = FI_ATOMIC |
+		       (req->kind == RIVET_ATOMIC_WRITE ? FI_WRITE : FI_READ);
+	op->report = !(req->flags & RIVET_ATOMIC_SILENT) &&
+		     (!ep->tx_selective || (req->flags & FI_COMPLETION));
+	op->tag = 0;
+	op->len = n * rivet_atomic_size(req->datatype);
+}
+
+static ssize_t rivet_atomic_start(struct rivet_rdm_ep *ep,
+				  const struct rivet_atomic_req *req)
+{
+	struct rivet_conn *conn;
+	struct rivet_tx_op *op;
+	size_t n = 0;
+	int ret = rivet_atomic_check(req, &n);
+
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&ep->lock);
+	ret = -FI_EOPBADSTATE;
+	if (!ep->enabled)
+		goto out;
+	op = ep->tx_free;
+	if (!op) {
+		rivet_rdm_progress_locked(ep);
+		op = ep->tx_free;
+	}
+	ret = -FI_EAGAIN;
+	if (!op)
+		goto out;
+	LL_DELETE(ep->tx_free, op);
+	ret = rivet_conn_get(ep, req->addr, &conn);
+	if (!ret) {
+		rivet_atomic_init(ep, op, req, conn, n);
+		rivet_atomic_stage(op, req, n);
+		if (conn->state == RIVET_CONN_UP) {
+			ret = rivet_eager_send(ep, op);
+		} else {
+			op->state = RIVET_TX_QUEUED;
+			DL_APPEND(conn->queued, op);
+		}
+	}
+	if (ret) {
+		op->atomic = false;
+		LL_PREPEND(ep->tx_free, op);
+	}
+out:
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+/* ---- the target ---- */
+
+/* 0, or the positive FI_E* code the initiator's completion carries. */
+static int rivet_atomic_execute(struct rivet_rdm_ep *ep,
+				const struct rivet_wire_atomic *a,
+				const uint8_t *operands, size_t len,
+				uint8_t *old)
+{
+	enum fi_datatype dt = a->datatype;
+	enum fi_op op = a->op;
+	enum rivet_atomic_kind kind = a->kind;
+	size_t size = rivet_atomic_size(dt), n = a->count, want;
+	struct rivet_domain *dom = ep->domain;
+	uint64_t need, start, end;
+	struct rivet_mr *mr;
+	int status = 0;
+
+	if (kind > RIVET_ATOMIC_COMPARE ||
+	    !rivet_atomic_supported(op, dt, kind) ||
+	    !n || n > rivet_atomic_max_count(dt, kind))
+		return FI_EOPNOTSUPP;
+	want = (op == FI_ATOMIC_READ ? 0 : n * size) +
+	       (kind == RIVET_ATOMIC_COMPARE ? n * size : 0);
+	if (len != want)
+		return FI_EINVAL;
+	need = (op == FI_ATOMIC_READ ? 0 : FI_REMOTE_WRITE) |
+	       (kind == RIVET_ATOMIC_WRITE ? 0 : FI_REMOTE_READ);
+	pthread_mutex_lock(&dom->mr_lock);
+	mr = a->key > UINT32_MAX ? NULL :
+	     rivet_mr_lookup_locked(dom, (uint32_t)a->key);
+	start = mr ? (uintptr_t)mr->ibv_mr->addr : 0;
+	end = mr ? start + mr->ibv_mr->length : 0;
+	if (!mr || (mr->access & need) != need)
+		status = FI_EACCES;
+	else if (a->addr < start || a->addr > end || n * size > end - a->addr)
+		status = FI_EACCES;
+	if (!status) {
+		pthread_mutex_lock(&g_rivet_atomic_lock);
+		rivet_atomic_apply(op, dt, (void *)(uintptr_t)a->addr,
+				   op == FI_ATOMIC_READ ? NULL : operands,
+				   kind == RIVET_ATOMIC_COMPARE ?
+				   operands + n * size : NULL,
+				   kind == RIVET_ATOMIC_WRITE ? NULL : old, n);
+		pthread_mutex_unlock(&g_rivet_atomic_lock);
+	}
+	pthread_mutex_unlock(&dom->mr_lock);
+	return status;
+}
+
+void rivet_atomic_handle_req(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+			     const struct rivet_wire_hdr *hdr, size_t len)
+{
+	const struct rivet_wire_atomic *a = (const void *)(hdr + 1);
+	struct {
+		struct rivet_wire_hdr hdr;
+		struct rivet_wire_atomic_resp resp;
+		uint8_t data[RIVET_ATOMIC_MAX_BYTES];
+	} m;
+	size_t n;
+	int status;
+
+	if (len < sizeof(*hdr) + sizeof(*a) ||
+	    hdr->len != len - sizeof(*hdr) - sizeof(*a))
+		return;		/* rivet_rx_valid let nothing else through */
+	status = rivet_atomic_execute(ep, a, (const uint8_t *)(a + 1),
+				      hdr->len, m.data);
+	n = !status && a->kind != RIVET_ATOMIC_WRITE ?
+	    a->count * rivet_atomic_size(a->datatype) : 0;
+	m.hdr = (struct rivet_wire_hdr) {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_ATOMIC_RESP,
+		.len = sizeof(m.resp) + n,
+	};
+	m.resp = (struct rivet_wire_atomic_resp) {
+		.send_id = a->send_id, .status = status, .len = (uint32_t)n,
+	};
+	if (status)
+		RIVET_DBG(EP_DATA, "atomic from connection %u refused: %s\n",
+			  conn->idx, fi_strerror(status));
+	(void)rivet_ctrl_send(conn, &m, sizeof(m.hdr) + sizeof(m.resp) + n);
+}
+
+/* ---- the answer ---- */
+
+static void rivet_atomic_copy_out(struct rivet_tx_op *op, const uint8_t *src,
+				  size_t len)
+{
+	size_t i, k;
+
+	for (i = 0; i < op->wr.count && len; i++) {
+		k = RIVET_MIN(op->wr.iov[i].iov_len, len);
+		memcpy(op->wr.iov[i].iov_base, src, k);
+		src += k;
+		len -= k;
+	}
+}
+
+void rivet_atomic_handle_resp(struct rivet_rdm_ep *ep,
+			      const struct rivet_wire_hdr *hdr, size_t len)
+{
+	const struct rivet_wire_atomic_resp *r = (const void *)(hdr + 1);
+	uint32_t index;
+	struct rivet_tx_op *op;
+
+	if (len < sizeof(*hdr) + sizeof(*r) ||
+	    r->len > len - sizeof(*hdr) - sizeof(*r))
+		return;
+	index = (uint32_t)r->send_id;
+	if (index >= ep->tx_size)
+		return;
+	op = &ep->tx_ops[index];
+	if (op->gen != (uint32_t)(r->send_id >> 32) || !op->atomic)
+		return;
+	if (!r->status)
+		rivet_atomic_copy_out(op, (const uint8_t *)(r + 1), r->len);
+	if (op->state == RIVET_TX_WAIT_FIN) {
+		DL_DELETE(op->conn->wait_fin, op);
+		rivet_tx_op_done(ep, op, r->status, 0);
+	} else if (op->state == RIVET_TX_POSTED) {
+		op->fin_seen = true;	/* the send's WC is still to come */
+		op->fin_status = r->status;
+	}
+}
+
+/* ---- fi_ops_atomic ---- */
+
+static ssize_t rivet_atomic_msg(struct fid_ep *fid,
+				const struct fi_msg_atomic *msg,
+				const struct fi_ioc *comparev,
+				size_t compare_count, struct fi_ioc *resultv,
+				size_t result_count, uint64_t flags,
+				enum rivet_atomic_kind kind)
+{
+	struct rivet_atomic_req req;
+
+	if (!msg)
+		return -FI_EINVAL;
+	req = (struct rivet_atomic_req) {
+		.iov = msg->msg_iov, .count = msg->iov_count,
+		.comparev = comparev, .compare_count = compare_count,
+		.resultv = resultv, .result_count = result_count,
+		.addr = msg->addr, .rma = msg->rma_iov,
+		.rma_count = msg->rma_iov_count, .datatype = msg->datatype,
+		.op = msg->op, .kind = kind, .context = msg->context,
+		.flags = flags,
+	};
+	return rivet_atomic_start(to_rrdm(fid), &req);
+}
+
+/* The shape every non-msg variant reduces to. */
+static ssize_t rivet_atomic_shim(struct fid_ep *fid, const struct fi_ioc *iov,
+				 size_t count, const struct fi_ioc *comparev,
+				 size_t compare_count, struct fi_ioc *resultv,
+				 size_t result_count, fi_addr_t dest,
+				 uint64_t addr, uint64_t key,
+				 enum fi_datatype dt, enum fi_op op,
+				 void *context, uint64_t flags,
+				 enum rivet_atomic_kind kind)
+{
+	size_t n = kind == RIVET_ATOMIC_WRITE ? rivet_ioc_elems(iov, count) :
+		   rivet_ioc_elems(resultv, result_count);
+	struct fi_rma_ioc rma = { .addr = addr, .count = n, .key = key };
+	struct rivet_atomic_req req = {
+		.iov = iov, .count = count, .comparev = comparev,
+		.compare_count = compare_count, .resultv = resultv,
+		.result_count = result_count, .addr = dest, .rma = &rma,
+		.rma_count = 1, .datatype = dt, .op = op, .kind = kind,
+		.context = context, .flags = flags,
+	};
+
+	return rivet_atomic_start(to_rrdm(fid), &req);
+}
+
+static ssize_t rivet_rdm_atomic_writev(struct fid_ep *fid,
+				       const struct fi_ioc *iov, void **desc,
+				       size_t count, fi_addr_t dest,
+				       uint64_t addr, uint64_t key,
+				       enum fi_datatype dt, enum fi_op op,
+				       void *context)
+{
+	(void)desc;
+	return rivet_atomic_shim(fid, iov, count, NULL, 0, NULL, 0, dest, addr,
+				 key, dt, op, context,
+				 to_rrdm(fid)->tx_op_flags, RIVET_ATOMIC_WRITE);
+}
+
+static ssize_t rivet_rdm_atomic_write(struct fid_ep *fid, const void *buf,
+				      size_t count, void *desc, fi_addr_t dest,
+				      uint64_t addr, uint64_t key,
+				      enum fi_datatype dt, enum fi_op op,
+				      void *context)
+{
+	struct fi_ioc ioc = { .addr = (void *)buf, .count = count };
+
+	return rivet_rdm_atomic_writev(fid, &ioc, &desc, 1, dest, addr, key,
+				       dt, op, context);
+}
+
+static ssize_t rivet_rdm_atomic_writemsg(struct fid_ep *fid,
+					 const struct fi_msg_atomic *msg,
+					 uint64_t flags)
+{
+	return rivet_atomic_msg(fid, msg, NULL, 0, NULL, 0, flags,
+				RIVET_ATOMIC_WRITE);
+}
+
+static ssize_t rivet_rdm_atomic_inject(struct fid_ep *fid, const void *buf,
+				       size_t count, fi_addr_t dest,
+				       uint64_t addr, uint64_t key,
+				       enum fi_datatype dt, enum fi_op op)
+{
+	struct fi_ioc ioc = { .addr = (void *)buf, .count = count };
+
+	if (count * rivet_atomic_size(dt) > RIVET_RDM_INJECT_SIZE)
+		return -FI_EINVAL;
+	return rivet_atomic_shim(fid, &ioc, 1, NULL, 0, NULL, 0, dest, addr,
+				 key, dt, op, NULL,
+				 FI_INJECT | RIVET_ATOMIC_SILENT,
+				 RIVET_ATOMIC_WRITE);
+}
+
+static ssize_t rivet_rdm_atomic_readwritev(struct fid_ep *fid,
+					   const struct fi_ioc *iov,
+					   void **desc, size_t count,
+					   struct fi_ioc *resultv,
+					   void **result_desc,
+					   size_t result_count, fi_addr_t dest,
+					   uint64_t addr, uint64_t key,
+					   enum fi_datatype dt, enum fi_op op,
+					   void *context)
+{
+	(void)desc;
+	(void)result_desc;
+	return rivet_atomic_shim(fid, iov, count, NULL, 0, resultv,
+				 result_count, dest, addr, key, dt, op,
+				 context, to_rrdm(fid)->tx_op_flags,
+				 RIVET_ATOMIC_FETCH);
+}
+
+static ssize_t rivet_rdm_atomic_readwrite(struct fid_ep *fid, const void *buf,
+					  size_t count, void *desc,
+					  void *result, void *result_desc,
+					  fi_addr_t dest, uint64_t addr,
+					  uint64_t key, enum fi_datatype dt,
+					  enum fi_op op, void *context)
+{
+	struct fi_ioc ioc = { .addr = (void *)buf, .count = count };
+	struct fi_ioc res = { .addr = result, .count = count };
+
+	return rivet_rdm_atomic_readwritev(fid, &ioc, &desc, 1, &res,
+					   &result_desc, 1, dest, addr, key,
+					   dt, op, context);
+}
+
+static ssize_t rivet_rdm_atomic_readwritemsg(struct fid_ep *fid,
+					     const struct fi_msg_atomic *msg,
+					     struct fi_ioc *resultv,
+					     void **result_desc,
+					     size_t result_count,
+					     uint64_t flags)
+{
+	(void)result_desc;
+	return rivet_atomic_msg(fid, msg, NULL, 0, resultv, result_count,
+				flags, RIVET_ATOMIC_FETCH);
+}
+
+static ssize_t rivet_rdm_atomic_compwritev(struct fid_ep *fid,
+					   const struct fi_ioc *iov,
+					   void **desc, size_t count,
+					   const struct fi_ioc *comparev,
+					   void **compare_desc,
+					   size_t compare_count,
+					   struct fi_ioc *resultv,
+					   void **result_desc,
+					   size_t result_count,
+					   fi_addr_t dest, uint64_t addr,
+					   uint64_t key, enum fi_datatype dt,
+					   enum fi_op op, void *context)
+{
+	(void)desc;
+	(void)compare_desc;
+	(void)result_desc;
+	return rivet_atomic_shim(fid, iov, count, comparev, compare_count,
+				 resultv, result_count, dest, addr, key, dt,
+				 op, context, to_rrdm(fid)->tx_op_flags,
+				 RIVET_ATOMIC_COMPARE);
+}
+
+static ssize_t rivet_rdm_atomic_compwrite(struct fid_ep *fid, const void *buf,
+					  size_t count, void *desc,
+					  const void *compare,
+					  void *compare_desc, void *result,
+					  void *result_desc, fi_addr_t dest,
+					  uint64_t addr, uint64_t key,
+					  enum fi_datatype dt, enum fi_op op,
+					  void *context)
+{
+	struct fi_ioc ioc = { .addr = (void *)buf, .count = count };
+	struct fi_ioc cmp = { .addr = (void *)compare, .count = count };
+	struct fi_ioc res = { .addr = result, .count = count };
+
+	return rivet_rdm_atomic_compwritev(fid, &ioc, &desc, 1, &cmp,
+					   &compare_desc, 1, &res,
+					   &result_desc, 1, dest, addr, key,
+					   dt, op, context);
+}
+
+static ssize_t rivet_rdm_atomic_compwritemsg(struct fid_ep *fid,
+					     const struct fi_msg_atomic *msg,
+					     const struct fi_ioc *comparev,
+					     void **compare_desc,
+					     size_t compare_count,
+					     struct fi_ioc *resultv,
+					     void **result_desc,
+					     size_t result_count,
+					     uint64_t flags)
+{
+	(void)compare_desc;
+	(void)result_desc;
+	return rivet_atomic_msg(fid, msg, comparev, compare_count, resultv,
+				result_count, flags, RIVET_ATOMIC_COMPARE);
+}
+
+static int rivet_atomic_valid(enum fi_datatype dt, enum fi_op op,
+			      size_t *count, enum rivet_atomic_kind kind)
+{
+	if (!count)
+		return -FI_EINVAL;
+	if (!rivet_atomic_supported(op, dt, kind))
+		return -FI_EOPNOTSUPP;
+	*count = rivet_atomic_max_count(dt, kind);
+	return 0;
+}
+
+static int rivet_rdm_atomic_writevalid(struct fid_ep *fid,
+				       enum fi_datatype dt, enum fi_op op,
+				       size_t *count)
+{
+	(void)fid;
+	return rivet_atomic_valid(dt, op, count, RIVET_ATOMIC_WRITE);
+}
+
+static int rivet_rdm_atomic_readwritevalid(struct fid_ep *fid,
+					   enum fi_datatype dt, enum fi_op op,
+					   size_t *count)
+{
+	(void)fid;
+	return rivet_atomic_valid(dt, op, count, RIVET_ATOMIC_FETCH);
+}
+
+static int rivet_rdm_atomic_compwritevalid(struct fid_ep *fid,
+					   enum fi_datatype dt, enum fi_op op,
+					   size_t *count)
+{
+	(void)fid;
+	return rivet_atomic_valid(dt, op, count, RIVET_ATOMIC_COMPARE);
+}
+
+struct fi_ops_atomic g_rivet_rdm_atomic_ops = {
+	.size = sizeof(struct fi_ops_atomic),
+	.write = rivet_rdm_atomic_write,
+	.writev = rivet_rdm_atomic_writev,
+	.writemsg = rivet_rdm_atomic_writemsg,
+	.inject = rivet_rdm_atomic_inject,
+	.readwrite = rivet_rdm_atomic_readwrite,
+	.readwritev = rivet_rdm_atomic_readwritev,
+	.readwritemsg = rivet_rdm_atomic_readwritemsg,
+	.compwrite = rivet_rdm_atomic_compwrite,
+	.compwritev = rivet_rdm_atomic_compwritev,
+	.compwritemsg = rivet_rdm_atomic_compwritemsg,
+	.writevalid = rivet_rdm_atomic_writevalid,
+	.readwritevalid = rivet_rdm_atomic_readwritevalid,
+	.compwritevalid = rivet_rdm_atomic_compwritevalid,
+};
