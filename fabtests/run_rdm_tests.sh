@@ -14,8 +14,9 @@ fi_rivet_rdm_rma (server/client), fi_rivet_rdm_atomic (4 processes),
 fi_rivet_rdm_multi,
 fi_rivet_rdm_mesh (NPROCS processes), fi_rivet_rdm_kill (a victim that dies
 mid-transfer, a survivor, a client), the MPI programs of fabtests/mpi
-(mpirun -np RANKS, pml cm, mtl ofi restricted to PROV) and fi_pingpong -e
-rdm, against provider PROV (tcp, "verbs;ofi_rxm", rivet, ...). Prints
+(mpirun -np RANKS, pml cm, mtl ofi restricted to PROV), MPI one-sided
+(mpi_rivet_osc: osc rdma on btl ofi, with pml cm and with pml ob1) and
+fi_pingpong -e rdm, against provider PROV (tcp, "verbs;ofi_rxm", rivet, ...). Prints
 "ok STEP" or "FAIL STEP: why" per step, then "N passed, M failed"; exits
 non-zero on any failure. Meant for the Soft-RoCE VM (contrib/vm/rivet-vm),
 where all processes share the address of rxe0; about 5 minutes there with
@@ -32,7 +33,7 @@ checks.
   -n NPROCS  processes of the mesh (default 8)
   -m RANKS   MPI ranks (default 4)
   -x STEP    skip a step: rdm rdm_auto rdm_rma atomic multi mesh kill
-             mpi pingpong
+             mpi osc pingpong
              (repeatable)
 
 The environment goes to every program; FI_* variables also to the MPI
@@ -308,6 +309,45 @@ step_mpi() {
 	done
 }
 
+# MPI one-sided: osc rdma over btl ofi on PROV, two-sided on mtl ofi (pml
+# cm) and then on btl ofi itself (pml ob1, btl_ofi_mode 2: one- and
+# two-sided).  osc_rdma_acc_use_amo false: Open MPI 4.1.4's btl ofi
+# advertises atomic ops it cannot map (MPI_MAX aborts in to_fi_op), so
+# accumulates go by compare-and-swap.
+step_osc() {
+	local name=mpi_rivet_osc p log xenv=() v cfg
+	local common=(--mca btl_ofi_provider_include "$prov" --mca osc rdma
+		      --mca osc_rdma_acc_use_amo false)
+	local -A cfgs=(
+		[cm]="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include $prov --mca btl ofi,self"
+		[ob1]="--mca pml ob1 --mca btl ofi,self --mca btl_ofi_mode 2"
+	)
+	if ! command -v mpirun >/dev/null; then
+		fail osc "mpirun not installed (apt-get install openmpi-bin)"
+		return
+	fi
+	for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\)=.*/\1/p'); do
+		xenv+=(-x "$v")
+	done
+	p=$(mpi_prog "$name")
+	for cfg in cm ob1; do
+		t0=$SECONDS
+		log=$logdir/$name.$cfg.log
+		if [ -z "$p" ]; then
+			fail "$name ($cfg)" "not built (mpicc missing?)"
+			continue
+		fi
+		# shellcheck disable=SC2086
+		if run mpirun --oversubscribe -np "$ranks" ${cfgs[$cfg]} \
+			"${common[@]}" "${xenv[@]}" "$p" >"$log" 2>&1; then
+			pass "$name ($cfg)"
+		else
+			fail "$name ($cfg)" "$(tail -n 1 "$log") (log: $log)"
+			show_failures "$log"
+		fi
+	done
+}
+
 step_pingpong() {
 	if [ -z "$(prog fi_pingpong)" ]; then
 		fail fi_pingpong_rdm "not installed (apt-get install libfabric-bin)"
@@ -323,7 +363,7 @@ echo "# provider $prov, address $addr, logs in $logdir"
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
-for s in rdm rdm_auto rdm_rma atomic multi mesh kill mpi pingpong; do
+for s in rdm rdm_auto rdm_rma atomic multi mesh kill mpi osc pingpong; do
 	skipped "$s" || "step_$s"
 done
 
