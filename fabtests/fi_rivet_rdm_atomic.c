@@ -425,6 +425,10 @@ static void at_errors(void)
 	ret = at_do(AT_WRITE, FI_SUM, FI_UINT64, g_at.keys.addr - 8,
 		    g_at.keys.key, 1, v, NULL, NULL, &comp);
 	at_expect_err("atomic_below_range", ret, FI_EACCES);
+	ft_info("mr_mode 0x%x: remote addresses are %s",
+		g_at.fab.info->domain_attr->mr_mode,
+		g_at.fab.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
+		"virtual addresses" : "offsets");
 	ret = at_do(AT_WRITE, FI_ATOMIC_WRITE, FI_UINT64, g_at.keys.ro_addr,
 		    g_at.keys.ro_key, 1, v, NULL, NULL, &comp);
 	at_expect_err("atomic_write_read_only", ret, FI_EACCES);
@@ -617,6 +621,13 @@ static int at_names(void)
 	return ret;
 }
 
+/* A region's address for its peers: offsets without FI_MR_VIRT_ADDR. */
+static uint64_t at_raddr(void *ptr)
+{
+	return g_at.fab.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
+	       (uint64_t)(uintptr_t)ptr : 0;
+}
+
 /* Rank 0 registers the targets and publishes their keys; the others read
  * them. */
 static int at_keys(void)
@@ -637,8 +648,8 @@ static int at_keys(void)
 		return ret;
 	*(uint64_t *)g_at.ro.ptr = 0x5eed;
 	g_at.keys = (struct at_keys) {
-		.addr = (uintptr_t)g_at.rw.ptr, .key = fi_mr_key(g_at.rw.mr),
-		.len = g_at.rw.len, .ro_addr = (uintptr_t)g_at.ro.ptr,
+		.addr = at_raddr(g_at.rw.ptr), .key = fi_mr_key(g_at.rw.mr),
+		.len = g_at.rw.len, .ro_addr = at_raddr(g_at.ro.ptr),
 		.ro_key = fi_mr_key(g_at.ro.mr),
 	};
 	return ft_rdm_publish(g_at.dir, "keys", &g_at.keys, sizeof(g_at.keys));

@@ -139,8 +139,14 @@ run_pair() {
 
 run_rivet_pair() {
 	local name=$1; shift
+	run_rivet_pair_as "$name" "$name" "$@"
+}
+
+# run_rivet_pair_as LABEL PROGRAM ARGS...
+run_rivet_pair_as() {
+	local label=$1 name=$2; shift 2
 	port=$((port + 2))
-	run_pair "$name" "$name" "" -- -p "$prov" -s "$addr" -B "$port" "$@" \
+	run_pair "$name" "$label" "" -- -p "$prov" -s "$addr" -B "$port" "$@" \
 		-- -p "$prov" -s "$addr" -P "$port" "$@" "$addr"
 }
 
@@ -153,6 +159,8 @@ run_single fi_rivet_objects -s "$addr"
 run_rivet_pair fi_rivet_cm
 run_rivet_pair fi_rivet_msg -S "$sizes"
 run_rivet_pair fi_rivet_rma -S "$sizes"
+# offset addressing (no FI_MR_VIRT_ADDR): remote addresses from 0
+run_rivet_pair_as fi_rivet_rma_offset fi_rivet_rma -O -S all -M 1m
 if [ "$prov" = rivet ]; then
 	# injects larger than the device's inline size: the bounce-buffer path
 	FI_RIVET_INJECT_SIZE=4096 run_rivet_pair fi_rivet_msg -S 4096

@@ -10,7 +10,8 @@ Usage: $0 [-a ADDR] [-b BINDIR] [-o LOGDIR] [-t SECS] [-S SIZE|all]
           [-I ITERS] [-n NPROCS] [-m RANKS] [-x STEP]... PROV
 
 Runs fi_rivet_rdm (as it is and with -A: FI_PROGRESS_AUTO) and
-fi_rivet_rdm_rma (server/client), fi_rivet_rdm_atomic (4 processes),
+fi_rivet_rdm_rma (server/client), fi_rivet_rdm_atomic (4 processes), both
+again with offset addressing (-O),
 fi_rivet_rdm_multi,
 fi_rivet_rdm_mesh (NPROCS processes), fi_rivet_rdm_kill (a victim that dies
 mid-transfer, a survivor, a client), the MPI programs of fabtests/mpi
@@ -32,8 +33,8 @@ checks.
   -I ITERS   ping-pong iterations of fi_rivet_rdm (default 10)
   -n NPROCS  processes of the mesh (default 8)
   -m RANKS   MPI ranks (default 4)
-  -x STEP    skip a step: rdm rdm_auto rdm_rma atomic multi mesh kill
-             mpi osc pingpong
+  -x STEP    skip a step: rdm rdm_auto rdm_rma atomic offset multi mesh
+             kill mpi osc pingpong
              (repeatable)
 
 The environment goes to every program; FI_* variables also to the MPI
@@ -219,26 +220,42 @@ step_mesh() {
 }
 
 # Atomics: rank 0 owns the target, rank 1 sweeps every op x datatype and
-# the error cases, ranks 1..3 hammer shared locations at once.
-step_atomic() {
-	local dir=$logdir/atomic p i pids=() bad="" n=4
+# the error cases, ranks 1..N-1 hammer shared locations at once.
+# run_atomic LABEL N ARGS...
+run_atomic() {
+	local label=$1 n=$2 dir=$logdir/$1 p i pids=() bad=""
+	shift 2
 	p=$(prog fi_rivet_rdm_atomic)
 	rm -rf "$dir" && mkdir -p "$dir"
 	t0=$SECONDS
 	for i in $(seq 0 $((n - 1))); do
 		run "$p" -p "$prov" -e rdm -s "$addr" -n "$n" -i "$i" \
-			-D "$dir" >"$logdir/atomic.$i.log" 2>&1 &
+			-D "$dir" "$@" >"$logdir/$label.$i.log" 2>&1 &
 		pids+=($!)
 	done
 	for i in "${!pids[@]}"; do
 		wait "${pids[$i]}" || bad="$bad $i"
 	done
 	if [ -z "$bad" ]; then
-		pass "fi_rivet_rdm_atomic ($n processes)"
+		pass "$label ($n processes)"
 	else
-		fail fi_rivet_rdm_atomic "ranks$bad failed (logs: $logdir/atomic.*.log)"
-		for i in $bad; do show_failures "$logdir/atomic.$i.log"; done
+		fail "$label" "ranks$bad failed (logs: $logdir/$label.*.log)"
+		for i in $bad; do show_failures "$logdir/$label.$i.log"; done
 	fi
+}
+
+step_atomic() {
+	run_atomic fi_rivet_rdm_atomic 4
+}
+
+# Offset addressing (-O: no FI_MR_VIRT_ADDR): RMA and atomics again.
+step_offset() {
+	port=$((port + 2))
+	run_pair fi_rivet_rdm_rma_offset fi_rivet_rdm_rma $((port + 1000)) -- \
+		-p "$prov" -e rdm -O -s "$addr" -B "$port" -S all -M 1m \
+		-- -p "$prov" -e rdm -O -s "$addr" -P "$port" -S all -M 1m \
+		"$addr"
+	run_atomic fi_rivet_rdm_atomic_offset 3 -O
 }
 
 # The victim SIGKILLs itself (exit 137 by design) once it has taken some
@@ -363,7 +380,7 @@ echo "# provider $prov, address $addr, logs in $logdir"
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
-for s in rdm rdm_auto rdm_rma atomic multi mesh kill mpi osc pingpong; do
+for s in rdm rdm_auto rdm_rma atomic offset multi mesh kill mpi osc pingpong; do
 	skipped "$s" || "step_$s"
 done
 

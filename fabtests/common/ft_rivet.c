@@ -178,6 +178,8 @@ static void ft_usage(const char *prog, const char *desc, bool two_sided)
 	       " -B PORT      source port (server listens here; default %s)\n"
 	       " -P PORT      destination port (default %s)\n"
 	       " -T MS        timeout of every wait in ms (default %d)\n"
+	       " -O           no FI_MR_VIRT_ADDR in the hints: remote\n"
+	       "              addresses are offsets into their region\n"
 	       " -v           verbose\n"
 	       " -h           this help\n",
 	       FT_DEFAULT_PORT, FT_DEFAULT_PORT, FT_DEFAULT_TIMEOUT_MS);
@@ -224,6 +226,7 @@ static void ft_parse_opt(const char *prog, int op, const char *arg)
 	case 'B': ft_opts.src_port = arg; break;
 	case 'P': ft_opts.dst_port = arg; break;
 	case 'v': ft_opts.verbose = true; break;
+	case 'O': ft_opts.mr_offset = true; break;
 	case 'I': ft_opts.iters = atoi(arg);
 		if (ft_opts.iters <= 0)
 			ft_die_usage(prog, "bad iteration count", arg);
@@ -271,7 +274,7 @@ void ft_parse_opts(int argc, char **argv, const char *desc, bool two_sided)
 	char optstr[64];
 	int op;
 
-	snprintf(optstr, sizeof(optstr), "p:d:e:I:S:M:s:B:P:T:vh%s",
+	snprintf(optstr, sizeof(optstr), "p:d:e:I:S:M:s:B:P:T:vOh%s",
 		 g_extra_opts);
 	while ((op = getopt(argc, argv, optstr)) != -1) {
 		if (op == 'h') {
@@ -347,6 +350,8 @@ struct fi_info *ft_hints_alloc(uint64_t caps)
 	hints->mode = FT_MODE;
 	hints->ep_attr->type = ft_opts.ep_type;
 	hints->domain_attr->mr_mode = FT_MR_MODE;
+	if (ft_opts.mr_offset)	/* -O: offset addressing */
+		hints->domain_attr->mr_mode &= ~FI_MR_VIRT_ADDR;
 	if (ft_opts.prov)
 		hints->fabric_attr->prov_name = strdup(ft_opts.prov);
 	if (ft_opts.domain)

@@ -47,6 +47,7 @@ struct ft_opts {
 	const char *dst_port;
 	int timeout_ms;
 	bool verbose;
+	bool mr_offset;		/* -O: hints without FI_MR_VIRT_ADDR */
 };
 
 /* A registered buffer. */

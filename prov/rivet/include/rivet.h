@@ -264,13 +264,28 @@ static inline struct rivet_domain *to_rdomain(struct fid_domain *d)
 }
 
 /* ---- memory regions (rivet_mr.c) ---- */
+/* Without FI_MR_VIRT_ADDR (offset addressing), a region that peers may
+ * access is registered twice: ibv_mr for local use (descriptors address
+ * by virtual address, as do rivet's internal rendezvous reads) and
+ * remote_mr with IOVA 0, whose rkey is fi_mr_key: the peer's RDMA then
+ * names offsets from the start of the region, checked by the device. */
 struct rivet_mr {
 	struct fid_mr mr_fid;
 	struct rivet_domain *domain;
 	struct ibv_mr *ibv_mr;
+	struct ibv_mr *remote_mr;	/* offset addressing only */
+	uint64_t iova;			/* a peer's address of the first byte */
 	uint64_t access;
 	int ibv_access;
 };
+
+/* Whether the domain addresses remote regions by virtual address (API
+ * >= 1.5 FI_MR_VIRT_ADDR, or the legacy basic / unspecified modes). */
+static inline bool rivet_domain_virt_addr(const struct rivet_domain *dom)
+{
+	return (dom->mr_mode & FI_MR_VIRT_ADDR) || dom->mr_mode == FI_MR_BASIC ||
+	       dom->mr_mode == FI_MR_UNSPEC;
+}
 
 /* Under dom->mr_lock: the region of rkey, NULL if none. */
 struct rivet_mr *rivet_mr_lookup_locked(struct rivet_domain *dom,

@@ -132,7 +132,8 @@ static const struct rivet_ep_type g_ep_types[] = {
 		 * keys only when RMA is on */
 		.mr_mode = RIVET_MR_MODE,
 		.mr_required = FI_MR_LOCAL | FI_MR_ALLOCATED,
-		.mr_required_rma = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY,
+		/* VIRT_ADDR optional: offset addressing by IOVA 0 */
+		.mr_required_rma = FI_MR_PROV_KEY,
 		.legacy_local_mr = true,
 		.cq_data_size = sizeof(uint32_t),
 		.max_err_data = RIVET_CM_DATA_SIZE,
@@ -168,8 +169,7 @@ static const struct rivet_ep_type g_ep_types[] = {
 		.mr_mode = 0,
 		.mr_mode_rma = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY |
 			       FI_MR_ALLOCATED,
-		.mr_required_rma = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY |
-				   FI_MR_ALLOCATED,
+		.mr_required_rma = FI_MR_PROV_KEY | FI_MR_ALLOCATED,
 		.legacy_local_mr = false,
 		/* remote CQ data travels in rivet's header; an RDMA write's
 		 * rides in its 32-bit immediate */

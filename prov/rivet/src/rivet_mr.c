@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Memory regions: one ibv_mr each; fi_mr_desc is the rivet_mr itself and
- * fi_mr_key the rkey (FI_MR_PROV_KEY, FI_MR_VIRT_ADDR).
+ * Memory regions: one ibv_mr each (two with offset addressing, see struct
+ * rivet_mr); fi_mr_desc is the rivet_mr itself and fi_mr_key an rkey
+ * (FI_MR_PROV_KEY).  No registration cache: what rivet registers for
+ * itself lives exactly as long as the operation that needed it.
  */
 #include <stdlib.h>
 
@@ -35,6 +37,14 @@ static int rivet_mr_close(struct fid *fid)
 	pthread_mutex_lock(&mr->domain->mr_lock);
 	rivet_u32_map_remove(mr->domain->mr_keys, (uint32_t)mr->mr_fid.key);
 	pthread_mutex_unlock(&mr->domain->mr_lock);
+	if (mr->remote_mr) {
+		ret = ibv_dereg_mr(mr->remote_mr);
+		if (ret) {
+			RIVET_WARN_ERRNO(MR, "ibv_dereg_mr", ret);
+			return rivet_errno_to_fi(ret);
+		}
+		mr->remote_mr = NULL;
+	}
 	if (mr->ibv_mr) {
 		ret = ibv_dereg_mr(mr->ibv_mr);
 		if (ret) {
@@ -117,6 +127,23 @@ int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		return rivet_errno_to_fi(ret);
 	}
 	mr->mr_fid.key = mr->ibv_mr->rkey;
+	mr->iova = (uintptr_t)attr->mr_iov[0].iov_base;
+	if (!rivet_domain_virt_addr(dom) &&
+	    (access & (FI_REMOTE_READ | FI_REMOTE_WRITE))) {
+		mr->remote_mr = ibv_reg_mr_iova(dom->pd,
+						attr->mr_iov[0].iov_base,
+						attr->mr_iov[0].iov_len, 0,
+						mr->ibv_access);
+		if (!mr->remote_mr) {
+			ret = errno;
+			RIVET_WARN_ERRNO(MR, "ibv_reg_mr_iova", ret);
+			ibv_dereg_mr(mr->ibv_mr);
+			free(mr);
+			return rivet_errno_to_fi(ret);
+		}
+		mr->mr_fid.key = mr->remote_mr->rkey;
+		mr->iova = 0;
+	}
 	mr->domain = dom;
 	mr->access = access;
 	mr->mr_fid.fid.fclass = FI_CLASS_MR;
@@ -124,9 +151,11 @@ int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	mr->mr_fid.fid.ops = &g_rivet_mr_fi_ops;
 	mr->mr_fid.mem_desc = mr;
 	pthread_mutex_lock(&dom->mr_lock);
-	ret = rivet_u32_map_insert(dom->mr_keys, mr->ibv_mr->rkey, mr);
+	ret = rivet_u32_map_insert(dom->mr_keys, (uint32_t)mr->mr_fid.key, mr);
 	pthread_mutex_unlock(&dom->mr_lock);
 	if (ret) {
+		if (mr->remote_mr)
+			ibv_dereg_mr(mr->remote_mr);
 		ibv_dereg_mr(mr->ibv_mr);
 		free(mr);
 		return ret == -FI_EALREADY ? -FI_EKEYREJECTED : ret;

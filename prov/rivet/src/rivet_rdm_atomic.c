@@ -231,7 +231,7 @@ static int rivet_atomic_execute(struct rivet_rdm_ep *ep,
 	pthread_mutex_lock(&dom->mr_lock);
 	mr = a->key > UINT32_MAX ? NULL :
 	     rivet_mr_lookup_locked(dom, (uint32_t)a->key);
-	start = mr ? (uintptr_t)mr->ibv_mr->addr : 0;
+	start = mr ? mr->iova : 0;	/* the peer's addresses */
 	end = mr ? start + mr->ibv_mr->length : 0;
 	if (!mr || (mr->access & need) != need)
 		status = FI_EACCES;
@@ -239,7 +239,8 @@ static int rivet_atomic_execute(struct rivet_rdm_ep *ep,
 		status = FI_EACCES;
 	if (!status) {
 		pthread_mutex_lock(&g_rivet_atomic_lock);
-		rivet_atomic_apply(op, dt, (void *)(uintptr_t)a->addr,
+		rivet_atomic_apply(op, dt, (uint8_t *)mr->ibv_mr->addr +
+				   (a->addr - start),
 				   op == FI_ATOMIC_READ ? NULL : operands,
 				   kind == RIVET_ATOMIC_COMPARE ?
 				   operands + n * size : NULL,

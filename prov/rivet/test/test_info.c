@@ -673,3 +673,17 @@ Test(info, bad_arguments)
 		     -FI_EINVAL);
 	cr_assert_eq(fi, (struct fi_info *)0x1);
 }
+
+/* MSG RMA without FI_MR_VIRT_ADDR: offset addressing, reported so. */
+Test(info, msg_rma_offset_addressing)
+{
+	struct fi_info *h = hints_base(), *fi;
+
+	h->caps |= FI_RMA;
+	h->domain_attr->mr_mode = MR_ALL & ~FI_MR_VIRT_ADDR;
+	fi = match_prov_ok(g_prov, h, V_NOW);
+	cr_assert(fi->caps & FI_RMA);
+	cr_assert_eq(fi->domain_attr->mr_mode, MR_ALL & ~FI_MR_VIRT_ADDR);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}

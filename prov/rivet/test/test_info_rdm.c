@@ -336,6 +336,22 @@ Test(info_rdm, atomic_granted)
 	fi_freeinfo(h);
 }
 
+/* Without FI_MR_VIRT_ADDR in the hints: offset addressing, reported so. */
+Test(info_rdm, rma_offset_addressing)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->caps |= FI_RMA | FI_ATOMIC;
+	h->domain_attr->mr_mode = MR_ALL & ~FI_MR_VIRT_ADDR;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert(fi->caps & FI_RMA);
+	cr_assert(fi->caps & FI_ATOMIC);
+	cr_assert_eq(fi->domain_attr->mr_mode,
+		     MR_BASIC_MAP & ~FI_MR_VIRT_ADDR);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
 /* Reads only: no write can carry data, the header's 8 bytes stay. */
 Test(info_rdm, rma_read_only_keeps_cq_data_8)
 {
@@ -582,8 +598,6 @@ MUT(order_war_size, h->ep_attr->max_order_war_size = 1)
 MUT(rma_iov_2, h->caps |= FI_RMA; h->tx_attr->rma_iov_limit = 2)
 MUT(rma_no_prov_key, h->caps |= FI_RMA;
     h->domain_attr->mr_mode = MR_ALL & ~FI_MR_PROV_KEY)
-MUT(rma_no_virt_addr, h->caps |= FI_RMA;
-    h->domain_attr->mr_mode = MR_ALL & ~FI_MR_VIRT_ADDR)
 MUT(rma_no_allocated, h->caps |= FI_RMA;
     h->domain_attr->mr_mode = MR_ALL & ~FI_MR_ALLOCATED)
 MUT(rma_cq_data_8, h->caps |= FI_RMA; h->domain_attr->cq_data_size = 8)
@@ -614,7 +628,7 @@ static const struct hint_case g_rdm_nodata[] = {
 	CASE(addr_in6), CASE(ctrl_auto), CASE(tx_size),
 	CASE(rx_size), CASE(inject), CASE(max_msg), CASE(order_war_size),
 	CASE(tx_iov), CASE(rx_iov), CASE(rma_iov_2), CASE(rma_no_prov_key),
-	CASE(rma_no_virt_addr), CASE(rma_no_allocated), CASE(rma_cq_data_8),
+	CASE(rma_no_allocated), CASE(rma_cq_data_8),
 	CASE(tx_caps_rma_mr_0), CASE(tx_ctx_cnt), CASE(rx_shared),
 	CASE(srx_ctx), CASE(cq_data_9),
 	CASE(max_err_data), CASE(tx_order_war), CASE(rx_order_rma_war),

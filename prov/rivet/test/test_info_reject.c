@@ -69,7 +69,6 @@ MUT(mr_no_local, h->domain_attr->mr_mode = MR_BASIC_MAP)
 MUT(mr_no_local_but_mode, h->domain_attr->mr_mode = MR_BASIC_MAP;
     h->mode |= FI_LOCAL_MR)
 MUT(mr_no_prov_key, h->domain_attr->mr_mode = MR_ALL & ~FI_MR_PROV_KEY)
-MUT(mr_no_virt_addr, h->domain_attr->mr_mode = MR_ALL & ~FI_MR_VIRT_ADDR)
 MUT(mr_no_allocated, h->caps = FI_MSG;
     h->domain_attr->mr_mode = FI_MR_LOCAL)
 MUT(mr_zero, h->domain_attr->mr_mode = 0; h->mode |= FI_LOCAL_MR)
@@ -140,7 +139,7 @@ static const struct hint_case g_nodata[] = {
 	CASE(prov_layered), CASE(prov_excluded), CASE(prov_excluded_2),
 	CASE(prov_other_core), CASE(prov_two_cores), CASE(prov_prefix),
 	CASE(mr_no_local), CASE(mr_no_local_but_mode), CASE(mr_no_prov_key),
-	CASE(mr_no_virt_addr), CASE(mr_no_allocated), CASE(mr_zero),
+	CASE(mr_no_allocated), CASE(mr_zero),
 	CASE(mr_scalable), CASE(mr_basic_without_local_mr),
 	CASE(ctrl_auto), CASE(tclass_low_latency), CASE(tclass_dscp),
 	CASE(cq_data_8), CASE(cq_data_without_rx_cq_data), CASE(mr_key_8),
