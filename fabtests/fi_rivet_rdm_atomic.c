@@ -6,7 +6,11 @@
  * back with FI_ATOMIC_READ; then bad key, out of range, read-only region,
  * bad arguments, and its read/write counters (fi_cntr_wait).  Then ranks
  * 1..N-1 all hammer two locations (fetch-add, compare-and-swap loops, a
- * double sum) at once: the final values must be exact. */
+ * double sum) at once: the final values must be exact.  -E: FI_RMA_EVENT
+ * too: rank 1 adds RMA writes, reads and writes with data, and rank 0's
+ * remote counters and receive CQ must count every operation that reached
+ * it, as the others report them. */
+#include <rdma/fi_rma.h>
 #include <complex.h>
 #include <errno.h>
 #include <stdio.h>
@@ -38,6 +42,9 @@ struct at_state {
 	struct fid_cq *cq;
 	struct fid_av *av;
 	struct fid_cntr *rcntr, *wcntr;
+	struct fid_cq *rxcq;		/* -E, rank 0: the remote events */
+	struct fid_cntr *rrcntr, *rwcntr;	/* -E, rank 0 */
+	bool events;			/* -E */
 	uint8_t name[FT_RDM_NAME_MAX];
 	size_t namelen;
 	fi_addr_t addr[AT_MAX];
@@ -59,6 +66,7 @@ static void at_opt(int op, const char *arg)
 	case 'n': g_at.n = atoi(arg); break;
 	case 'i': g_at.rank = atoi(arg); break;
 	case 'D': g_at.dir = arg; break;
+	case 'E': g_at.events = true; break;
 	}
 }
 
@@ -494,6 +502,90 @@ static void at_counters(void)
 		 ret);
 }
 
+/* ---- rank 1 with -E: RMA that rank 0 must hear of -------------------- */
+
+#define AT_RMA_OFF 8192
+#define AT_RMA_N 10
+
+static void at_rma(void)
+{
+	uint8_t *buf = (uint8_t *)g_at.local.ptr + 2048;
+	struct ft_comp comp;
+	ssize_t ret = 0;
+	int i;
+
+	for (i = 0; !ret && i < 3 * AT_RMA_N; i++) {
+		uint64_t raddr = g_at.keys.addr + AT_RMA_OFF + 64 * (i % 8);
+
+		memset(buf, i, 64);
+		if (i < AT_RMA_N)
+			ret = FT_RDM_POST(fi_write(g_at.ep, buf, 64,
+						   g_at.local.desc,
+						   g_at.addr[0], raddr,
+						   g_at.keys.key, &g_at.ctx));
+		else if (i < 2 * AT_RMA_N)
+			ret = FT_RDM_POST(fi_read(g_at.ep, buf, 64,
+						  g_at.local.desc,
+						  g_at.addr[0], raddr,
+						  g_at.keys.key, &g_at.ctx));
+		else
+			ret = FT_RDM_POST(fi_writedata(g_at.ep, buf, 64,
+						       g_at.local.desc, i,
+						       g_at.addr[0], raddr,
+						       g_at.keys.key,
+						       &g_at.ctx));
+		ret = ret ? ret : at_wait(&comp);
+		if (!ret && i >= AT_RMA_N && i < 2 * AT_RMA_N)
+			g_at.reads++;
+		else if (!ret)
+			g_at.writes++;
+	}
+	ft_check(!ret, "atomic_rma_for_events", "%s", ret < 0 ?
+		 fi_strerror((int)-ret) : ft_comp_str(&comp));
+}
+
+/* Rank 0: the others' counts against its remote counters and events. */
+static void at_events_check(void)
+{
+	uint64_t want[2] = { 0, 0 }, got[2] = { 0, 0 }, c[2];
+	struct fi_cq_tagged_entry e;
+	char key[32];
+	ssize_t n;
+	int r, ret;
+
+	for (r = 1; r < g_at.n; r++) {
+		snprintf(key, sizeof(key), "counts.%d", r);
+		if (ft_rdm_lookup(g_at.dir, key, c, sizeof(c),
+				  ft_opts.timeout_ms) != sizeof(c)) {
+			ft_fail("atomic_events", "no counts from rank %d", r);
+			return;
+		}
+		want[0] += c[0];
+		want[1] += c[1];
+	}
+	ret = fi_cntr_wait(g_at.rwcntr, want[0], 5000);
+	ret = ret ? ret : fi_cntr_wait(g_at.rrcntr, want[1], 5000);
+	ft_check(!ret && fi_cntr_read(g_at.rwcntr) == want[0] &&
+		 fi_cntr_read(g_at.rrcntr) == want[1], "atomic_remote_counters",
+		 "%d: remote writes %llu, reads %llu; want %llu, %llu", ret,
+		 (unsigned long long)fi_cntr_read(g_at.rwcntr),
+		 (unsigned long long)fi_cntr_read(g_at.rrcntr),
+		 (unsigned long long)want[0], (unsigned long long)want[1]);
+	while ((n = fi_cq_read(g_at.rxcq, &e, 1)) == 1) {
+		if (e.op_context || !(e.flags & (FI_RMA | FI_ATOMIC)))
+			continue;
+		if (e.flags & FI_REMOTE_WRITE)
+			got[0]++;
+		else if (e.flags & FI_REMOTE_READ)
+			got[1]++;
+	}
+	ft_check(n == -FI_EAGAIN && got[0] == want[0] && got[1] == want[1],
+		 "atomic_remote_events", "%zd: %llu write and %llu read events,"
+		 " want %llu, %llu", n, (unsigned long long)got[0],
+		 (unsigned long long)got[1], (unsigned long long)want[0],
+		 (unsigned long long)want[1]);
+}
+
 /* ---- ranks 1..N-1: all at once on one location ------------------------ */
 
 /* Offsets in the target: C (fetch-add), D (compare-and-swap), E (double) */
@@ -576,19 +668,50 @@ static int at_cntr_open(struct fid_cntr **cntr_p)
 	return fi_cntr_open(g_at.fab.domain, &attr, cntr_p, NULL);
 }
 
+/* Rank 0 with -E: remote counters, and its own receive CQ (left unwatched,
+ * to count the events in it at the end).  Without -E, binding a remote
+ * counter must fail. */
+static int at_remote_bind(void)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
+				      .wait_obj = FI_WAIT_NONE };
+	int ret;
+
+	if (!g_at.events) {
+		ret = at_cntr_open(&g_at.rwcntr);
+		if (ret)
+			return ret;
+		ret = fi_ep_bind(g_at.ep, &g_at.rwcntr->fid, FI_REMOTE_WRITE);
+		ft_check(ret == -FI_EINVAL, "atomic_remote_cntr_needs_event",
+			 "fi_ep_bind: %d", ret);
+		return 0;
+	}
+	ret = fi_cq_open(g_at.fab.domain, &cq_attr, &g_at.rxcq, NULL);
+	ret = ret ? ret : fi_ep_bind(g_at.ep, &g_at.rxcq->fid, FI_RECV);
+	ret = ret ? ret : at_cntr_open(&g_at.rrcntr);
+	ret = ret ? ret : at_cntr_open(&g_at.rwcntr);
+	ret = ret ? ret : fi_ep_bind(g_at.ep, &g_at.rrcntr->fid,
+				     FI_REMOTE_READ);
+	return ret ? ret : fi_ep_bind(g_at.ep, &g_at.rwcntr->fid,
+				      FI_REMOTE_WRITE);
+}
+
 static int at_ep_open(void)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
 				      .wait_obj = FI_WAIT_NONE };
 	struct fid_domain *d = g_at.fab.domain;
+	bool split = g_at.events && !g_at.rank;
 	int ret;
 
 	ret = ft_rdm_av_open(d, AT_MAX, &g_at.av);
 	ret = ret ? ret : fi_cq_open(d, &cq_attr, &g_at.cq, NULL);
 	ret = ret ? ret : fi_endpoint(d, g_at.fab.info, &g_at.ep, NULL);
 	ret = ret ? ret : fi_ep_bind(g_at.ep, &g_at.av->fid, 0);
-	ret = ret ? ret : fi_ep_bind(g_at.ep, &g_at.cq->fid,
-				     FI_TRANSMIT | FI_RECV);
+	ret = ret ? ret : fi_ep_bind(g_at.ep, &g_at.cq->fid, split ?
+				     FI_TRANSMIT : FI_TRANSMIT | FI_RECV);
+	if (!ret && !g_at.rank)
+		ret = at_remote_bind();
 	ret = ret ? ret : at_cntr_open(&g_at.rcntr);
 	ret = ret ? ret : at_cntr_open(&g_at.wcntr);
 	ret = ret ? ret : fi_ep_bind(g_at.ep, &g_at.rcntr->fid, FI_READ);
@@ -657,7 +780,9 @@ static int at_keys(void)
 
 static int at_setup(void)
 {
-	struct fi_info *hints = ft_rdm_hints(FI_MSG | FI_TAGGED | FI_ATOMIC,
+	struct fi_info *hints = ft_rdm_hints(FI_MSG | FI_TAGGED | FI_ATOMIC |
+					     (g_at.events ? FI_RMA |
+					      FI_RMA_EVENT : 0),
 					     FI_THREAD_UNSPEC);
 	int ret;
 
@@ -677,10 +802,12 @@ int main(int argc, char **argv)
 {
 	ft_opts.ep_type = FI_EP_RDM;
 	ft_opts.timeout_ms = FT_RDM_DEADLINE_MS;
-	ft_set_extra_opts("n:i:D:", " -n N         processes (default 3, "
+	ft_set_extra_opts("n:i:D:E", " -n N         processes (default 3, "
 			  "at least 2)\n -i RANK      this process (0..N-1)\n"
 			  " -D DIR       folder for names and keys (default "
-			  "/tmp/rivet-atomic)\n", at_opt);
+			  "/tmp/rivet-atomic)\n"
+			  " -E           FI_RMA_EVENT: rank 0 counts what "
+			  "reaches it\n", at_opt);
 	ft_parse_opts(argc, argv, "RDM atomics between N processes.", false);
 	if (g_at.n < 2 || g_at.n > AT_MAX || g_at.rank < 0 ||
 	    g_at.rank >= g_at.n) {
@@ -690,6 +817,8 @@ int main(int argc, char **argv)
 	if (!at_setup()) {
 		if (g_at.rank == 1) {
 			at_sweep();
+			if (g_at.events)
+				at_rma();
 			at_errors();
 			at_counters();
 		}
@@ -697,12 +826,21 @@ int main(int argc, char **argv)
 			at_hammer();
 		if (!at_barrier("hammered") && g_at.rank == 1)
 			at_hammer_check();
+		if (g_at.rank) {	/* what reached rank 0, for -E */
+			uint64_t c[2] = { g_at.writes, g_at.reads };
+			char key[32];
+
+			snprintf(key, sizeof(key), "counts.%d", g_at.rank);
+			ft_rdm_publish(g_at.dir, key, c, sizeof(c));
+		}
 		if (!g_at.rank)	/* the memory itself, not through rivet */
 			ft_check(*(uint64_t *)((uint8_t *)g_at.rw.ptr + AT_C) ==
 				 (uint64_t)(g_at.n - 1) * AT_HAMMER,
 				 "atomic_target_memory", "%llu",
 				 (unsigned long long)*(uint64_t *)
 				 ((uint8_t *)g_at.rw.ptr + AT_C));
+		if (!g_at.rank && g_at.events)
+			at_events_check();
 		at_barrier("done");
 	}
 	if (g_at.cq)
@@ -710,7 +848,10 @@ int main(int argc, char **argv)
 	ft_close_fid(g_at.ep ? &g_at.ep->fid : NULL, "ep");
 	ft_close_fid(g_at.rcntr ? &g_at.rcntr->fid : NULL, "cntr");
 	ft_close_fid(g_at.wcntr ? &g_at.wcntr->fid : NULL, "cntr");
+	ft_close_fid(g_at.rrcntr ? &g_at.rrcntr->fid : NULL, "cntr");
+	ft_close_fid(g_at.rwcntr ? &g_at.rwcntr->fid : NULL, "cntr");
 	ft_close_fid(g_at.cq ? &g_at.cq->fid : NULL, "cq");
+	ft_close_fid(g_at.rxcq ? &g_at.rxcq->fid : NULL, "cq");
 	ft_close_fid(g_at.av ? &g_at.av->fid : NULL, "av");
 	ft_buf_free(&g_at.rw);
 	ft_buf_free(&g_at.ro);

@@ -244,8 +244,9 @@ run_atomic() {
 	fi
 }
 
+# -E: with FI_RMA_EVENT, rank 0's remote counters and CQ events checked
 step_atomic() {
-	run_atomic fi_rivet_rdm_atomic 4
+	run_atomic fi_rivet_rdm_atomic 4 -E
 }
 
 # Offset addressing (-O: no FI_MR_VIRT_ADDR): RMA and atomics again.

@@ -18,6 +18,7 @@ enum rivet_wire_op {
 	RIVET_OP_FIN = 3,	/* header + rivet_wire_fin: done reading */
 	RIVET_OP_ATOMIC = 4,	/* header + rivet_wire_atomic + operands */
 	RIVET_OP_ATOMIC_RESP = 5, /* header + rivet_wire_atomic_resp + data */
+	RIVET_OP_RMA_EVENT = 6,	/* header + rivet_wire_rma_event */
 };
 
 enum rivet_wire_flags {
@@ -83,6 +84,20 @@ struct rivet_wire_atomic_resp {
 };
 _Static_assert(sizeof(struct rivet_wire_atomic_resp) == 16, "resp size");
 
+/* Sent right behind an RDMA WRITE or READ (same QP, so after the write's
+ * data) to a peer that asked for FI_RMA_EVENT: the target's counters and
+ * CQ hear of the operation. */
+struct rivet_wire_rma_event {
+	uint64_t addr;		/* as the initiator named it */
+	uint64_t len;
+	uint32_t read;		/* 1: a read, 0: a write */
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct rivet_wire_rma_event) == 24, "event size");
+
+/* rivet_wire_connreq.flags, rivet_wire_accept.flags */
+#define RIVET_CONN_F_RMA_EVENT 0x1	/* send me RIVET_OP_RMA_EVENT */
+
 /* Operand bytes an atomic may carry (compare values included): every
  * message slot holds a header, a rivet_wire_atomic and this much. */
 #define RIVET_ATOMIC_MAX_BYTES 4096
@@ -92,7 +107,7 @@ struct rivet_wire_connreq {
 	uint32_t magic;
 	uint8_t version;
 	uint8_t addr_len;
-	uint16_t reserved;
+	uint16_t flags;		/* RIVET_CONN_F_* */
 	uint32_t conn_idx;	/* the initiator's index of this connection */
 	uint8_t addr[28];	/* the initiator's endpoint name (sockaddr) */
 };
@@ -101,7 +116,8 @@ _Static_assert(sizeof(struct rivet_wire_connreq) <= 56, "REQ private data");
 struct rivet_wire_accept {
 	uint32_t magic;
 	uint8_t version;
-	uint8_t reserved[3];
+	uint8_t flags;		/* RIVET_CONN_F_* */
+	uint8_t reserved[2];
 	uint32_t conn_idx;	/* the acceptor's index of this connection */
 };
 

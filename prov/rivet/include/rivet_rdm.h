@@ -117,6 +117,7 @@ struct rivet_conn {
 	union rivet_sockaddr peer_name;
 	enum rivet_conn_state state;
 	bool active;
+	bool peer_rma_event;		/* the peer asked for RMA events */
 	struct rivet_tx_op *queued;	/* utlist: waiting for the connection */
 	struct rivet_tx_op *wait_fin;	/* utlist: RTS sent, FIN pending */
 	struct rivet_ctrl *deferred;	/* utlist: reads/FINs waiting for room */
@@ -140,7 +141,8 @@ struct rivet_rma_wr {
 	int nsge;
 	struct ibv_sge sges[RIVET_RDM_IOV_LIMIT];
 	bool delivery;			/* the zero-byte READ follows */
-	bool ctrl_held;			/* it holds one of ep->ctrl_free */
+	uint8_t ctrl_held;		/* units of ep->ctrl_free it holds */
+	bool event;			/* an RMA event message follows */
 	uint8_t wcs;			/* work completions still to come */
 	int err, prov_errno;		/* the first failure among them */
 	size_t count;			/* > 0: a READ into the staging slot, */
@@ -246,6 +248,8 @@ struct rivet_rdm_ep {
 	uint64_t tx_op_flags, rx_op_flags;
 	struct rivet_cntr *send_cntr, *recv_cntr;
 	struct rivet_cntr *read_cntr, *write_cntr;
+	struct rivet_cntr *rread_cntr, *rwrite_cntr;	/* FI_RMA_EVENT */
+	bool rma_event;			/* FI_RMA_EVENT: we are told */
 	uint64_t caps;
 	size_t min_multi_recv;
 	size_t eager_size;
@@ -345,6 +349,12 @@ void rivet_rndv_release_op(struct rivet_tx_op *op);
 /* rivet_rdm_rma.c */
 extern struct fi_ops_rma g_rivet_rdm_rma_ops;
 extern struct fi_ops_atomic g_rivet_rdm_atomic_ops;
+
+/* rivet_rdm_rma.c: the target's side of RMA events */
+void rivet_rma_event(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+		     uint64_t cq_flags, size_t len);
+void rivet_rma_handle_event(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+			    const struct rivet_wire_hdr *hdr);
 
 /* rivet_rdm_atomic.c */
 void rivet_atomic_handle_req(struct rivet_rdm_ep *ep, struct rivet_conn *conn,

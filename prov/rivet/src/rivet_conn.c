@@ -274,6 +274,7 @@ static void rivet_conn_up(struct rivet_conn *conn, const void *data,
 			return;
 		}
 		conn->peer_idx = acc->conn_idx;
+		conn->peer_rma_event = acc->flags & RIVET_CONN_F_RMA_EVENT;
 	}
 	rivet_conn_set_state(conn, RIVET_CONN_UP);
 	rivet_qp_set_rnr_timer(conn->qp);
@@ -298,6 +299,7 @@ static void rivet_conn_connect(struct rivet_conn *conn)
 	size_t alen = rivet_addr_len(&conn->ep->name.sa);
 
 	req.addr_len = alen;
+	req.flags = conn->ep->rma_event ? RIVET_CONN_F_RMA_EVENT : 0;
 	memcpy(req.addr, &conn->ep->name, RIVET_MIN(alen, sizeof(req.addr)));
 	rivet_conn_param(conn, &req, sizeof(req), &p);
 	if (rivet_conn_create_qp(conn) || rdma_connect(conn->id, &p))
@@ -318,6 +320,8 @@ static void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 	conn->id = id;
 	id->context = conn;
 	conn->peer_idx = req->conn_idx;
+	conn->peer_rma_event = req->flags & RIVET_CONN_F_RMA_EVENT;
+	acc.flags = ep->rma_event ? RIVET_CONN_F_RMA_EVENT : 0;
 	memcpy(&conn->peer_name, req->addr,
 	       RIVET_MIN((size_t)req->addr_len, sizeof(req->addr)));
 	acc.conn_idx = conn->idx;

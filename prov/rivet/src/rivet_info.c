@@ -24,7 +24,10 @@
 	 FI_WRITE)
 #define RIVET_RDM_RX_CAPS \
 	(FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
-	 FI_MULTI_RECV | FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE)
+	 FI_MULTI_RECV | FI_RMA | FI_ATOMIC | FI_REMOTE_READ | \
+	 FI_REMOTE_WRITE | FI_RMA_EVENT)
+/* Capabilities that cost something when on: only given when asked for */
+#define RIVET_ASKED_CAPS FI_RMA_EVENT
 /* What needs remote keys: RMA and atomics alike */
 #define RIVET_REMOTE_CAPS (FI_RMA | FI_ATOMIC)
 
@@ -567,7 +570,8 @@ static int rivet_match_caps(struct rivet_match *m)
 	uint64_t want = m->hints->caps;
 
 	if (!want) {
-		m->fi->caps &= ~rivet_match_remote_unwanted(m);
+		m->fi->caps &= ~(rivet_match_remote_unwanted(m) |
+				 RIVET_ASKED_CAPS);
 		return 0;
 	}
 	if (want & ~rivet_ep_type_caps(m->type))

@@ -213,6 +213,8 @@ static bool rivet_rx_valid(struct rivet_rdm_ep *ep,
 		need += sizeof(struct rivet_wire_fin);
 	else if (hdr->op == RIVET_OP_ATOMIC)
 		need += sizeof(struct rivet_wire_atomic) + hdr->len;
+	else if (hdr->op == RIVET_OP_RMA_EVENT)
+		need += sizeof(struct rivet_wire_rma_event);
 	else if (hdr->op == RIVET_OP_ATOMIC_RESP)
 		need += RIVET_MAX(hdr->len,
 				  sizeof(struct rivet_wire_atomic_resp));
@@ -245,6 +247,9 @@ void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 		break;
 	case RIVET_OP_ATOMIC_RESP:
 		rivet_atomic_handle_resp(ep, hdr, len);
+		break;
+	case RIVET_OP_RMA_EVENT:
+		rivet_rma_handle_event(ep, conn, hdr);
 		break;
 	default:
 		rivet_rndv_handle_fin(ep, (const void *)body);

@@ -280,6 +280,11 @@ void rivet_atomic_handle_req(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	if (status)
 		RIVET_DBG(EP_DATA, "atomic from connection %u refused: %s\n",
 			  conn->idx, fi_strerror(status));
+	else	/* fetching ones count as remote reads, the others writes */
+		rivet_rma_event(ep, conn, FI_ATOMIC |
+				(a->kind == RIVET_ATOMIC_WRITE ?
+				 FI_REMOTE_WRITE : FI_REMOTE_READ),
+				a->count * rivet_atomic_size(a->datatype));
 	(void)rivet_ctrl_send(conn, &m, sizeof(m.hdr) + sizeof(m.resp) + n);
 }
 

@@ -34,7 +34,8 @@ static int rivet_rdm_bind_cq(struct rivet_rdm_ep *ep, struct rivet_cq *cq,
 }
 
 /* The counter slots an fi_ep_bind flag names (FI_READ, FI_WRITE: the
- * RMA operations this endpoint starts; remote ones need FI_RMA_EVENT). */
+ * RMA operations and atomics this endpoint starts; FI_REMOTE_READ,
+ * FI_REMOTE_WRITE: those targeting it, with FI_RMA_EVENT). */
 static struct rivet_cntr **rivet_rdm_cntr_slot(struct rivet_rdm_ep *ep,
 					       uint64_t flag)
 {
@@ -45,23 +46,34 @@ static struct rivet_cntr **rivet_rdm_cntr_slot(struct rivet_rdm_ep *ep,
 		return &ep->recv_cntr;
 	case FI_READ:
 		return &ep->read_cntr;
+	case FI_REMOTE_READ:
+		return &ep->rread_cntr;
+	case FI_REMOTE_WRITE:
+		return &ep->rwrite_cntr;
 	default:
 		return &ep->write_cntr;
 	}
 }
 
+#define RIVET_RDM_CNTR_FLAGS (FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
+			      FI_REMOTE_READ | FI_REMOTE_WRITE)
+
 static int rivet_rdm_bind_cntr(struct rivet_rdm_ep *ep,
 			       struct rivet_cntr *cntr, uint64_t flags)
 {
-	static const uint64_t all[] = { FI_SEND, FI_RECV, FI_READ, FI_WRITE };
+	static const uint64_t all[] = { FI_SEND, FI_RECV, FI_READ, FI_WRITE,
+					FI_REMOTE_READ, FI_REMOTE_WRITE };
 	size_t i;
 
-	if (!flags || (flags & ~(FI_SEND | FI_RECV | FI_READ | FI_WRITE)))
+	if (!flags || (flags & ~RIVET_RDM_CNTR_FLAGS))
 		return -FI_EBADFLAGS;
-	for (i = 0; i < 4; i++)
+	/* remote counters count nothing without FI_RMA_EVENT */
+	if ((flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) && !ep->rma_event)
+		return -FI_EINVAL;
+	for (i = 0; i < 6; i++)
 		if ((flags & all[i]) && *rivet_rdm_cntr_slot(ep, all[i]))
 			return -FI_EINVAL;
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 6; i++) {
 		if (!(flags & all[i]))
 			continue;
 		*rivet_rdm_cntr_slot(ep, all[i]) = cntr;
@@ -209,6 +221,10 @@ static int rivet_rdm_ep_cqs(struct rivet_rdm_ep *ep)
 		ret = rivet_cntr_attach_cq(ep->read_cntr, ep->tx_cq);
 	if (!ret && ep->write_cntr)
 		ret = rivet_cntr_attach_cq(ep->write_cntr, ep->tx_cq);
+	if (!ret && ep->rread_cntr)
+		ret = rivet_cntr_attach_cq(ep->rread_cntr, ep->rx_cq);
+	if (!ret && ep->rwrite_cntr)
+		ret = rivet_cntr_attach_cq(ep->rwrite_cntr, ep->rx_cq);
 	return ret;
 }
 
@@ -298,6 +314,16 @@ static void rivet_rdm_ep_release_refs(struct rivet_rdm_ep *ep)
 		if (ep->enabled)
 			rivet_cntr_detach_cq(ep->write_cntr, ep->tx_cq);
 		atomic_fetch_sub(&ep->write_cntr->refcnt, 1);
+	}
+	if (ep->rread_cntr) {
+		if (ep->enabled)
+			rivet_cntr_detach_cq(ep->rread_cntr, ep->rx_cq);
+		atomic_fetch_sub(&ep->rread_cntr->refcnt, 1);
+	}
+	if (ep->rwrite_cntr) {
+		if (ep->enabled)
+			rivet_cntr_detach_cq(ep->rwrite_cntr, ep->rx_cq);
+		atomic_fetch_sub(&ep->rwrite_cntr->refcnt, 1);
 	}
 	/* a CQ bound for both directions holds two references */
 	rivet_rdm_ep_release_cq(ep, ep->rx_cq);
@@ -523,6 +549,9 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	ep->domain = dom;
 	pthread_mutex_init(&ep->lock, NULL);
 	ep->caps = info->caps;
+	ep->rma_event = (info->caps |
+			 (info->rx_attr ? info->rx_attr->caps : 0)) &
+			FI_RMA_EVENT;
 	ep->tx_size = info->tx_attr && info->tx_attr->size ?
 		      info->tx_attr->size : g_rivet_params.tx_size;
 	ep->rx_size = info->rx_attr && info->rx_attr->size ?
@@ -563,6 +592,13 @@ int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		return -FI_ENOMEM;
 	}
 	rivet_rdm_ep_construct(ep, dom, info);
+	/* an RMA event message goes inline, behind the RDMA work request */
+	if (ep->rma_event && ep->max_inline < sizeof(struct rivet_wire_hdr) +
+					      sizeof(struct rivet_wire_rma_event)) {
+		fi_freeinfo(ep->info);
+		free(ep);
+		return -FI_EOPNOTSUPP;
+	}
 	ep->ep_fid.fid.context = context;
 	atomic_fetch_add(&dom->refcnt, 1);
 	ret = rivet_rdm_ep_listen(ep, info);

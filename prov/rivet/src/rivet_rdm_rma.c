@@ -191,11 +191,24 @@ static void rivet_rma_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	op->len = len;
 }
 
+/* Whether op tells its target about itself (an RMA event): the peer asked
+ * for it, and a write with data is an event of its own already. */
+static bool rivet_rma_wants_event(const struct rivet_tx_op *op)
+{
+	return op->conn->peer_rma_event &&
+	       op->wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
 int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 {
 	struct rivet_rma_wr *r = &op->wr;
-	struct ibv_send_wr wr[2], *bad;
-	int ret;
+	struct ibv_send_wr wr[3], *bad;
+	struct {
+		struct rivet_wire_hdr hdr;
+		struct rivet_wire_rma_event ev;
+	} m;
+	struct ibv_sge ev_sge = { .addr = (uintptr_t)&m, .length = sizeof(m) };
+	int ret, n = 1;
 
 	wr[0] = (struct ibv_send_wr) {
 		.wr_id = (uintptr_t)op, .sg_list = r->sges,
@@ -213,41 +226,76 @@ int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 				     .rkey = r->rkey },
 		};
 		wr[0].next = &wr[1];
+		n = 2;
 	}
-	r->wcs = r->delivery ? 2 : 1;
+	op->wr.event = rivet_rma_wants_event(op);
+	if (op->wr.event && op->wr.ctrl_held < n) {
+		op->wr.event = false;	/* cannot happen: reserved at start */
+		RIVET_WARN(EP_DATA, "no room for an RMA event\n");
+	} else if (!op->wr.event && op->wr.ctrl_held >= n) {
+		ep->ctrl_free++;	/* the reservation was not needed */
+		op->wr.ctrl_held--;
+	}
+	if (op->wr.event) {
+		m.hdr = (struct rivet_wire_hdr) {
+			.version = RIVET_WIRE_VERSION,
+			.op = RIVET_OP_RMA_EVENT,
+			.conn_idx = op->conn->peer_idx,
+		};
+		m.ev = (struct rivet_wire_rma_event) {
+			.addr = r->raddr, .len = op->len,
+			.read = r->opcode == IBV_WR_RDMA_READ,
+		};
+		/* inline: m lives on this stack only */
+		wr[n] = (struct ibv_send_wr) {
+			.wr_id = (uintptr_t)op, .sg_list = &ev_sge,
+			.num_sge = 1, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+		};
+		wr[n - 1].next = &wr[n];
+		n++;
+	}
+	r->wcs = n;
 	ret = ibv_post_send(op->conn->qp, wr, &bad);
 	if (ret && bad == wr) {
 		RIVET_DBG(EP_DATA, "ibv_post_send: %s\n", strerror(ret));
 		return ret == ENOMEM ? -FI_EAGAIN : rivet_errno_to_fi(ret);
 	}
-	if (ret) {		/* the write went, its read did not */
-		r->wcs = 1;
+	if (ret) {		/* the first went, not all that followed */
+		r->wcs = bad - wr;
 		r->err = FI_EIO;
 	}
 	op->state = RIVET_TX_POSTED;
 	return 0;
 }
 
-/* A delivery-complete write also holds one internal work request. */
+/* Internal work requests beyond the operation's own, each a unit of
+ * ep->ctrl_free: the zero-byte READ of a delivery-complete write, and the
+ * RMA event message (reserved while the connection is not up: whether
+ * the peer wants events is known then). */
 static int rivet_rma_take_ctrl(struct rivet_rdm_ep *ep,
 			       struct rivet_tx_op *op)
 {
-	if (!op->wr.delivery)
+	unsigned int n = op->wr.delivery ? 1 : 0;
+
+	if (op->conn->state != RIVET_CONN_UP || rivet_rma_wants_event(op))
+		n++;
+	if (!n)
 		return 0;
-	if (!ep->ctrl_free)
+	if (ep->ctrl_free < n)
 		rivet_rdm_progress_locked(ep);
-	if (!ep->ctrl_free)
+	if (ep->ctrl_free < n)
 		return -FI_EAGAIN;
-	ep->ctrl_free--;
-	op->wr.ctrl_held = true;
+	ep->ctrl_free -= n;
+	op->wr.ctrl_held = n;
 	return 0;
 }
 
 static void rivet_rma_release(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 {
-	if (op->wr.ctrl_held)
-		ep->ctrl_free++;
-	op->wr.ctrl_held = false;
+	ep->ctrl_free += op->wr.ctrl_held;
+	op->wr.ctrl_held = 0;
+	op->wr.event = false;
 	rivet_rndv_release_op(op);
 	op->rma = false;
 }
@@ -373,6 +421,34 @@ static struct rivet_conn *rivet_rma_conn_of_qp(struct rivet_rdm_ep *ep,
 	return NULL;
 }
 
+/* The target's side of an RMA or atomic when FI_RMA_EVENT is on: the
+ * remote read or write counter, and an event in the receive CQ (no
+ * context; FI_RMA or FI_ATOMIC with FI_REMOTE_READ or FI_REMOTE_WRITE). */
+void rivet_rma_event(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+		     uint64_t cq_flags, size_t len)
+{
+	struct rivet_cq_entry e = {
+		.flags = cq_flags, .len = len,
+		.src = conn ? rivet_conn_src(conn) : FI_ADDR_NOTAVAIL,
+	};
+
+	if (!ep->rma_event)
+		return;
+	rivet_cq_write(ep->rx_cq, &e);
+	rivet_cntr_inc((cq_flags & FI_REMOTE_READ) ? ep->rread_cntr :
+						     ep->rwrite_cntr);
+}
+
+void rivet_rma_handle_event(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+			    const struct rivet_wire_hdr *hdr)
+{
+	const struct rivet_wire_rma_event *ev = (const void *)(hdr + 1);
+
+	rivet_rma_event(ep, conn, FI_RMA | (ev->read ? FI_REMOTE_READ :
+						       FI_REMOTE_WRITE),
+			ev->len);
+}
+
 /* Remote CQ data completions are always reported (fi_cq(3)), whatever
  * the receive side's selective completion says. */
 void rivet_rma_handle_imm(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
@@ -387,6 +463,8 @@ void rivet_rma_handle_imm(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 
 	rivet_rdm_srq_post(ep, buf);
 	rivet_cq_write(ep->rx_cq, &e);
+	if (ep->rma_event)	/* the event is the data completion above */
+		rivet_cntr_inc(ep->rwrite_cntr);
 }
 
 /* ---- fi_ops_rma ---- */

@@ -34,6 +34,10 @@
 	(RDM_MSG_TX_CAPS | RDM_MSG_RX_CAPS | COMM_CAPS | FI_ATOMIC | \
 	 FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define RDM_CAPS (RDM_TX_CAPS | RDM_RX_CAPS | COMM_CAPS)
+/* what the RDM info offers before matching: also FI_RMA_EVENT, given only
+ * to hints that ask for it */
+#define RDM_BUILT_RX_CAPS (RDM_RX_CAPS | FI_RMA_EVENT)
+#define RDM_BUILT_CAPS (RDM_CAPS | FI_RMA_EVENT)
 /* the RDM without RMA: what caps 0 gives when RMA does not fit the hints */
 #define RDM_MSG_CAPS (RDM_MSG_TX_CAPS | RDM_MSG_RX_CAPS | COMM_CAPS)
 #define RDM_ORDER (FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAW)

@@ -29,13 +29,13 @@ Test(info_rdm, build_rxe)
 	const struct fi_info *fi = g_rdm;
 	const struct sockaddr_in *src = fi->src_addr;
 
-	cr_assert_eq(fi->caps, RDM_CAPS);
+	cr_assert_eq(fi->caps, RDM_BUILT_CAPS);
 	cr_assert_eq(fi->mode, 0);
 	cr_assert_eq(fi->addr_format, FI_SOCKADDR_IN);
 	cr_assert_eq(fi->src_addrlen, sizeof(*src));
 	cr_assert_eq(src->sin_port, 0, "port 0");
 	cr_assert_eq(fi->tx_attr->caps, RDM_TX_CAPS);
-	cr_assert_eq(fi->rx_attr->caps, RDM_RX_CAPS);
+	cr_assert_eq(fi->rx_attr->caps, RDM_BUILT_RX_CAPS);
 	cr_assert_eq(fi->tx_attr->mode, 0);
 	cr_assert_eq(fi->rx_attr->mode, 0);
 	cr_assert_eq(fi->tx_attr->op_flags, 0);
@@ -147,7 +147,7 @@ Test(info_rdm, select_no_hints_rdm_then_msg)
 	struct fi_info *list = select_ok(NULL, V_NOW, 2);
 
 	cr_assert_eq(list->ep_attr->type, FI_EP_RDM);
-	cr_assert_eq(list->caps, RDM_CAPS);
+	cr_assert_eq(list->caps, RDM_BUILT_CAPS);
 	cr_assert_eq(list->domain_attr->mr_mode, MR_BASIC_MAP);
 	cr_assert_eq(list->next->ep_attr->type, FI_EP_MSG);
 	cr_assert_eq(list->next->caps, ALL_CAPS);
@@ -221,7 +221,7 @@ Test(info_rdm, null_hints)
 {
 	struct fi_info *fi = rdm_ok(NULL, V_NOW);
 
-	cr_assert_eq(fi->caps, RDM_CAPS);
+	cr_assert_eq(fi->caps, RDM_BUILT_CAPS);
 	cr_assert_eq(fi->mode, 0);
 	cr_assert_eq(fi->domain_attr->mr_mode, MR_BASIC_MAP);
 	cr_assert_eq(fi->domain_attr->cq_data_size, 4);
@@ -348,6 +348,25 @@ Test(info_rdm, rma_offset_addressing)
 	cr_assert(fi->caps & FI_ATOMIC);
 	cr_assert_eq(fi->domain_attr->mr_mode,
 		     MR_BASIC_MAP & ~FI_MR_VIRT_ADDR);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+/* FI_RMA_EVENT: given when asked for (never to caps 0), on the rx side */
+Test(info_rdm, rma_event_when_asked)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->caps = FI_TAGGED | FI_RMA | FI_RMA_EVENT;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert(fi->caps & FI_RMA_EVENT);
+	cr_assert(fi->rx_attr->caps & FI_RMA_EVENT);
+	cr_assert(!(fi->tx_attr->caps & FI_RMA_EVENT));
+	fi_freeinfo(fi);
+	h->caps = 0;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert(!(fi->caps & FI_RMA_EVENT));
+	cr_assert(!(fi->rx_attr->caps & FI_RMA_EVENT));
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
@@ -575,7 +594,6 @@ Test(info_rdm, orders_and_op_flags)
 
 /* ---- hints the RDM refuses: one change to hints_rdm() each ---- */
 MUT(source_err, h->caps = FI_TAGGED | FI_SOURCE | FI_SOURCE_ERR)
-MUT(rma_event, h->caps = FI_RMA | FI_RMA_EVENT)
 MUT(multicast, h->caps = FI_MSG | FI_MULTICAST)
 MUT(named_rx_ctx, h->caps = FI_TAGGED | FI_NAMED_RX_CTX)
 MUT(variable_msg, h->caps = FI_TAGGED | FI_VARIABLE_MSG)
@@ -621,7 +639,7 @@ MUT(auth_key, h->domain_attr->auth_key_size = 16)
 MUT(prov_layered, h->fabric_attr->prov_name = strdup("rivet;ofi_rxm"))
 
 static const struct hint_case g_rdm_nodata[] = {
-	CASE(source_err), CASE(rma_event), CASE(multicast),
+	CASE(source_err), CASE(multicast),
 	CASE(named_rx_ctx), CASE(variable_msg), CASE(shared_av), CASE(hmem),
 	CASE(fence), CASE(trigger), CASE(rx_caps_beyond), CASE(ep_msg),
 	CASE(ep_dgram), CASE(protocol_msg), CASE(protocol_version),
