@@ -10,8 +10,9 @@ Usage: $0 [-a ADDR] [-b BINDIR] [-o LOGDIR] [-t SECS] [-S SIZE|all]
           [-I ITERS] [-n NPROCS] [-m RANKS] [-x STEP]... PROV
 
 Runs fi_rivet_rdm (as it is and with -A: FI_PROGRESS_AUTO) and
-fi_rivet_rdm_rma (server/client), fi_rivet_rdm_atomic (4 processes), both
-again with offset addressing (-O),
+fi_rivet_rdm_rma (server/client), fi_rivet_rdm_atomic (4 processes; for
+rivet again with FI_RIVET_NATIVE_ATOMICS=1), both again with offset
+addressing (-O),
 fi_rivet_rdm_multi,
 fi_rivet_rdm_mesh (NPROCS processes), fi_rivet_rdm_kill (a victim that dies
 mid-transfer, a survivor, a client), the MPI programs of fabtests/mpi
@@ -33,8 +34,8 @@ checks.
   -I ITERS   ping-pong iterations of fi_rivet_rdm (default 10)
   -n NPROCS  processes of the mesh (default 8)
   -m RANKS   MPI ranks (default 4)
-  -x STEP    skip a step: rdm rdm_auto rdm_rma atomic offset multi mesh
-             kill mpi osc pingpong
+  -x STEP    skip a step: rdm rdm_auto rdm_rma atomic native offset multi
+             mesh kill mpi osc pingpong
              (repeatable)
 
 The environment goes to every program; FI_* variables also to the MPI
@@ -249,6 +250,15 @@ step_atomic() {
 	run_atomic fi_rivet_rdm_atomic 4 -E
 }
 
+# rivet with FI_RIVET_NATIVE_ATOMICS: verbs atomics (the 64-bit FI_SUM
+# and FI_CSWAP it then offers), with RMA events.
+step_native() {
+	if [ "$prov" != rivet ]; then
+		return
+	fi
+	FI_RIVET_NATIVE_ATOMICS=1 run_atomic fi_rivet_rdm_atomic_native 3 -E
+}
+
 # Offset addressing (-O: no FI_MR_VIRT_ADDR): RMA and atomics again.
 step_offset() {
 	port=$((port + 2))
@@ -381,7 +391,7 @@ echo "# provider $prov, address $addr, logs in $logdir"
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
-for s in rdm rdm_auto rdm_rma atomic offset multi mesh kill mpi osc pingpong; do
+for s in rdm rdm_auto rdm_rma atomic native offset multi mesh kill mpi osc pingpong; do
 	skipped "$s" || "step_$s"
 done
 

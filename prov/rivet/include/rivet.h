@@ -83,6 +83,7 @@ struct rivet_params {
 	size_t eager_size;
 	size_t rdm_rx_bufs;
 	int util_layering;
+	int native_atomics;
 };
 extern struct rivet_params g_rivet_params;
 void rivet_params_initialize(void);
@@ -243,6 +244,7 @@ struct rivet_domain {
 	uint64_t mr_mode;
 	bool rx_cq_data;
 	struct rivet_eq *eq;
+	bool native_atomics;	/* FI_RIVET_NATIVE_ATOMICS, device able */
 	/* the target's side of atomics: rkey -> rivet_mr (rivet_mr.c) */
 	pthread_mutex_t mr_lock;
 	struct rivet_u32_map *mr_keys;

@@ -31,6 +31,26 @@ bool rivet_atomic_supported(enum fi_op op, enum fi_datatype dt,
 size_t rivet_atomic_max_count(enum fi_datatype dt,
 			      enum rivet_atomic_kind kind);
 
+/* With verbs atomics (FI_RIVET_NATIVE_ATOMICS): FI_SUM (fi_atomic,
+ * fi_fetch_atomic) and FI_CSWAP on one 64-bit integer, nothing else. */
+bool rivet_atomic_native_supported(enum fi_op op, enum fi_datatype dt,
+				   enum rivet_atomic_kind kind);
+
+static inline bool rivet_atomic_offered(bool native, enum fi_op op,
+					enum fi_datatype dt,
+					enum rivet_atomic_kind kind)
+{
+	return native ? rivet_atomic_native_supported(op, dt, kind) :
+			rivet_atomic_supported(op, dt, kind);
+}
+
+static inline size_t rivet_atomic_offered_count(bool native,
+						enum fi_datatype dt,
+						enum rivet_atomic_kind kind)
+{
+	return native ? 1 : rivet_atomic_max_count(dt, kind);
+}
+
 /*
  * For each of count elements of dst: old[i] = dst[i] (when old is not
  * NULL), then dst[i] = op(dst[i], src[i], cmp[i]).  src may be NULL only

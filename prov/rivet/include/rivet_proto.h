@@ -90,8 +90,8 @@ _Static_assert(sizeof(struct rivet_wire_atomic_resp) == 16, "resp size");
 struct rivet_wire_rma_event {
 	uint64_t addr;		/* as the initiator named it */
 	uint64_t len;
-	uint32_t read;		/* 1: a read, 0: a write */
-	uint32_t reserved;
+	uint32_t read;		/* 1: a read (or a fetching atomic), 0: a write */
+	uint32_t atomic;	/* 1: a verbs atomic */
 };
 _Static_assert(sizeof(struct rivet_wire_rma_event) == 24, "event size");
 

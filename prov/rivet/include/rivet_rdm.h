@@ -141,6 +141,8 @@ struct rivet_rma_wr {
 	int nsge;
 	struct ibv_sge sges[RIVET_RDM_IOV_LIMIT];
 	bool delivery;			/* the zero-byte READ follows */
+	uint64_t compare_add, swap;	/* verbs atomics */
+	bool fetch;			/* a verbs atomic: reads too */
 	uint8_t ctrl_held;		/* units of ep->ctrl_free it holds */
 	bool event;			/* an RMA event message follows */
 	uint8_t wcs;			/* work completions still to come */
@@ -355,6 +357,13 @@ void rivet_rma_event(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 		     uint64_t cq_flags, size_t len);
 void rivet_rma_handle_event(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 			    const struct rivet_wire_hdr *hdr);
+/* FI_RIVET_NATIVE_ATOMICS: one verbs atomic on 8 bytes at raddr; result
+ * (NULL for fi_atomic) receives the old value. */
+ssize_t rivet_rma_native_atomic(struct rivet_rdm_ep *ep, fi_addr_t addr,
+				enum ibv_wr_opcode opcode, uint64_t raddr,
+				uint64_t key, uint64_t compare_add,
+				uint64_t swap, void *result, void *context,
+				uint64_t flags, bool silent);
 
 /* rivet_rdm_atomic.c */
 void rivet_atomic_handle_req(struct rivet_rdm_ep *ep, struct rivet_conn *conn,

@@ -58,6 +58,15 @@ size_t rivet_atomic_max_count(enum fi_datatype dt,
 	       (size * (kind == RIVET_ATOMIC_COMPARE ? 2 : 1));
 }
 
+bool rivet_atomic_native_supported(enum fi_op op, enum fi_datatype dt,
+				   enum rivet_atomic_kind kind)
+{
+	if (dt != FI_INT64 && dt != FI_UINT64)
+		return false;
+	return (op == FI_SUM && kind != RIVET_ATOMIC_COMPARE) ||
+	       (op == FI_CSWAP && kind == RIVET_ATOMIC_COMPARE);
+}
+
 bool rivet_atomic_supported(enum fi_op op, enum fi_datatype dt,
 			    enum rivet_atomic_kind kind)
 {

@@ -113,10 +113,11 @@ static int rivet_domain_query_atomic(struct fid_domain *domain,
 		kind = RIVET_ATOMIC_FETCH;
 	else if (flags & FI_COMPARE_ATOMIC)
 		kind = RIVET_ATOMIC_COMPARE;
-	if (!rivet_atomic_supported(op, datatype, kind))
+	if (!rivet_atomic_offered(dom->native_atomics, op, datatype, kind))
 		return -FI_EOPNOTSUPP;
 	attr->size = rivet_atomic_size(datatype);
-	attr->count = rivet_atomic_max_count(datatype, kind);
+	attr->count = rivet_atomic_offered_count(dom->native_atomics, datatype,
+						 kind);
 	return 0;
 }
 
@@ -191,6 +192,8 @@ static int rivet_domain_construct(struct rivet_domain *dom,
 	pthread_mutex_init(&dom->mr_lock, NULL);
 	dom->fabric = fab;
 	dom->threading = info->domain_attr->threading;
+	dom->native_atomics = g_rivet_params.native_atomics &&
+			      dev->attr.atomic_cap != IBV_ATOMIC_NONE;
 	dom->mr_mode = info->domain_attr->mr_mode;
 	dom->rx_cq_data = (info->mode & FI_RX_CQ_DATA) ||
 			  (info->rx_attr && (info->rx_attr->mode &

@@ -23,8 +23,8 @@ int rivet_mr_access_to_ibv(uint64_t access)
 		ibv |= IBV_ACCESS_LOCAL_WRITE;
 	if (access & FI_REMOTE_READ)
 		ibv |= IBV_ACCESS_REMOTE_READ;
-	if (access & FI_REMOTE_WRITE)
-		ibv |= IBV_ACCESS_REMOTE_WRITE;
+	if (access & FI_REMOTE_WRITE)	/* verbs atomics write too */
+		ibv |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
 	return ibv;
 }
 

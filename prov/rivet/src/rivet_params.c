@@ -48,6 +48,11 @@ static const struct rivet_param_row g_param_rows[] = {
 	{ "rdm_rx_bufs", RIVET_P_SIZE, &g_rivet_params.rdm_rx_bufs,
 	  "RDM: receive buffers in an endpoint's shared receive queue "
 	  "(default: 512)" },
+	{ "native_atomics", RIVET_P_BOOL, &g_rivet_params.native_atomics,
+	  "RDM: run atomics as verbs atomics on the target's NIC; only "
+	  "FI_SUM and FI_CSWAP on one 64-bit integer are offered then "
+	  "(default: no: every op and datatype, computed by the target's "
+	  "CPU)" },
 	{ "util_layering", RIVET_P_BOOL, &g_rivet_params.util_layering,
 	  "Let the core's utility providers (ofi_rxm) layer over rivet's MSG "
 	  "endpoints; off by default so that rivet's native RDM is the one "

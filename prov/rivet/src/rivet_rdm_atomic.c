@@ -11,10 +11,12 @@
  * so every atomic completes delivered, and errors at the target (bad key,
  * access, range, unsupported) come back as error completions.
  *
- * All atomics of rivet are computed by the target's CPU: no verbs
- * atomics, so native and emulated operations can never mix on one
- * location.  The lock serialises every rivet atomic of the process, so
- * two endpoints or domains targeting one location stay atomic too.
+ * These atomics are computed by the target's CPU.  The lock serialises
+ * every such atomic of the process, so two endpoints or domains targeting
+ * one location stay atomic too.  With FI_RIVET_NATIVE_ATOMICS the domain
+ * offers only what verbs atomics do (FI_SUM, FI_CSWAP on one 64-bit
+ * integer) and runs them on the NIC: a process picks one kind for all its
+ * domains, so the two never mix on a location.
  */
 #include <stdlib.h>
 
@@ -53,12 +55,12 @@ static size_t rivet_ioc_elems(const struct fi_ioc *ioc, size_t n)
 
 /* The documented argument errors: -FI_EINVAL, or -FI_EOPNOTSUPP for a
  * triple that fi_query_atomic would refuse. */
-static int rivet_atomic_check(const struct rivet_atomic_req *req,
+static int rivet_atomic_check(bool native, const struct rivet_atomic_req *req,
 			      size_t *n_p)
 {
 	size_t n, max;
 
-	if (!rivet_atomic_supported(req->op, req->datatype, req->kind))
+	if (!rivet_atomic_offered(native, req->op, req->datatype, req->kind))
 		return -FI_EOPNOTSUPP;
 	if (req->rma_count != 1 || !req->rma ||
 	    req->count > RIVET_RDM_IOV_LIMIT ||
@@ -68,7 +70,7 @@ static int rivet_atomic_check(const struct rivet_atomic_req *req,
 	if (req->flags & FI_REMOTE_CQ_DATA)
 		return -FI_EBADFLAGS;
 	n = req->rma->count;
-	max = rivet_atomic_max_count(req->datatype, req->kind);
+	max = rivet_atomic_offered_count(native, req->datatype, req->kind);
 	if (!n || n > max)
 		return -FI_EINVAL;
 	if (req->op != FI_ATOMIC_READ &&
@@ -158,16 +160,53 @@ static void rivet_atomic_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	op->len = n * rivet_atomic_size(req->datatype);
 }
 
+/* FI_RIVET_NATIVE_ATOMICS: FI_SUM becomes FETCH_AND_ADD, FI_CSWAP
+ * CMP_AND_SWP, on one 64-bit integer (rivet_atomic_check made sure). */
+/* The one element of an iov whose counts add up to 1. */
+static void *rivet_ioc_first(const struct fi_ioc *ioc)
+{
+	while (!ioc->count)
+		ioc++;
+	return ioc->addr;
+}
+
+static ssize_t rivet_atomic_native(struct rivet_rdm_ep *ep,
+				   const struct rivet_atomic_req *req)
+{
+	uint64_t operand, compare = 0;
+	void *result = req->kind == RIVET_ATOMIC_WRITE ? NULL :
+		       rivet_ioc_first(req->resultv);
+
+	memcpy(&operand, rivet_ioc_first(req->iov), 8);
+	if (req->kind == RIVET_ATOMIC_COMPARE)
+		memcpy(&compare, rivet_ioc_first(req->comparev), 8);
+	if (req->op == FI_SUM)
+		return rivet_rma_native_atomic(ep, req->addr,
+					       IBV_WR_ATOMIC_FETCH_AND_ADD,
+					       req->rma->addr, req->rma->key,
+					       operand, 0, result,
+					       req->context, req->flags,
+					       req->flags & RIVET_ATOMIC_SILENT);
+	return rivet_rma_native_atomic(ep, req->addr,
+				       IBV_WR_ATOMIC_CMP_AND_SWP,
+				       req->rma->addr, req->rma->key, compare,
+				       operand, result, req->context,
+				       req->flags,
+				       req->flags & RIVET_ATOMIC_SILENT);
+}
+
 static ssize_t rivet_atomic_start(struct rivet_rdm_ep *ep,
 				  const struct rivet_atomic_req *req)
 {
 	struct rivet_conn *conn;
 	struct rivet_tx_op *op;
 	size_t n = 0;
-	int ret = rivet_atomic_check(req, &n);
+	int ret = rivet_atomic_check(ep->domain->native_atomics, req, &n);
 
 	if (ret)
 		return ret;
+	if (ep->domain->native_atomics)
+		return rivet_atomic_native(ep, req);
 	pthread_mutex_lock(&ep->lock);
 	ret = -FI_EOPBADSTATE;
 	if (!ep->enabled)
@@ -529,14 +568,17 @@ static ssize_t rivet_rdm_atomic_compwritemsg(struct fid_ep *fid,
 				result_count, flags, RIVET_ATOMIC_COMPARE);
 }
 
-static int rivet_atomic_valid(enum fi_datatype dt, enum fi_op op,
-			      size_t *count, enum rivet_atomic_kind kind)
+static int rivet_atomic_valid(struct fid_ep *fid, enum fi_datatype dt,
+			      enum fi_op op, size_t *count,
+			      enum rivet_atomic_kind kind)
 {
+	bool native = to_rrdm(fid)->domain->native_atomics;
+
 	if (!count)
 		return -FI_EINVAL;
-	if (!rivet_atomic_supported(op, dt, kind))
+	if (!rivet_atomic_offered(native, op, dt, kind))
 		return -FI_EOPNOTSUPP;
-	*count = rivet_atomic_max_count(dt, kind);
+	*count = rivet_atomic_offered_count(native, dt, kind);
 	return 0;
 }
 
@@ -544,24 +586,21 @@ static int rivet_rdm_atomic_writevalid(struct fid_ep *fid,
 				       enum fi_datatype dt, enum fi_op op,
 				       size_t *count)
 {
-	(void)fid;
-	return rivet_atomic_valid(dt, op, count, RIVET_ATOMIC_WRITE);
+	return rivet_atomic_valid(fid, dt, op, count, RIVET_ATOMIC_WRITE);
 }
 
 static int rivet_rdm_atomic_readwritevalid(struct fid_ep *fid,
 					   enum fi_datatype dt, enum fi_op op,
 					   size_t *count)
 {
-	(void)fid;
-	return rivet_atomic_valid(dt, op, count, RIVET_ATOMIC_FETCH);
+	return rivet_atomic_valid(fid, dt, op, count, RIVET_ATOMIC_FETCH);
 }
 
 static int rivet_rdm_atomic_compwritevalid(struct fid_ep *fid,
 					   enum fi_datatype dt, enum fi_op op,
 					   size_t *count)
 {
-	(void)fid;
-	return rivet_atomic_valid(dt, op, count, RIVET_ATOMIC_COMPARE);
+	return rivet_atomic_valid(fid, dt, op, count, RIVET_ATOMIC_COMPARE);
 }
 
 struct fi_ops_atomic g_rivet_rdm_atomic_ops = {

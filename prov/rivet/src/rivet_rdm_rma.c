@@ -217,6 +217,12 @@ int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 		.imm_data = r->imm,
 		.wr.rdma = { .remote_addr = r->raddr, .rkey = r->rkey },
 	};
+	if (r->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+	    r->opcode == IBV_WR_ATOMIC_CMP_AND_SWP)
+		wr[0].wr.atomic = (typeof(wr[0].wr.atomic)) {
+			.remote_addr = r->raddr, .rkey = r->rkey,
+			.compare_add = r->compare_add, .swap = r->swap,
+		};
 	if (r->delivery) {
 		/* zero bytes: C9-88 asks no valid key of it; ours is */
 		wr[1] = (struct ibv_send_wr) {
@@ -244,7 +250,9 @@ int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 		};
 		m.ev = (struct rivet_wire_rma_event) {
 			.addr = r->raddr, .len = op->len,
-			.read = r->opcode == IBV_WR_RDMA_READ,
+			.read = r->opcode == IBV_WR_RDMA_READ || r->fetch,
+			.atomic = r->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+				  r->opcode == IBV_WR_ATOMIC_CMP_AND_SWP,
 		};
 		/* inline: m lives on this stack only */
 		wr[n] = (struct ibv_send_wr) {
@@ -358,6 +366,69 @@ static ssize_t rivet_rma_start(struct rivet_rdm_ep *ep,
 	return ret;
 }
 
+/* ---- verbs atomics ---- */
+
+ssize_t rivet_rma_native_atomic(struct rivet_rdm_ep *ep, fi_addr_t addr,
+				enum ibv_wr_opcode opcode, uint64_t raddr,
+				uint64_t key, uint64_t compare_add,
+				uint64_t swap, void *result, void *context,
+				uint64_t flags, bool silent)
+{
+	struct rivet_conn *conn;
+	struct rivet_tx_op *op;
+	int ret;
+
+	pthread_mutex_lock(&ep->lock);
+	ret = -FI_EOPBADSTATE;
+	if (!ep->enabled)
+		goto out;
+	ret = -FI_EAGAIN;
+	op = rivet_rma_op_alloc(ep);
+	if (!op)
+		goto out;
+	ret = rivet_conn_get(ep, addr, &conn);
+	if (!ret) {
+		op->wr = (struct rivet_rma_wr) {
+			.opcode = opcode, .raddr = raddr, .rkey = (uint32_t)key,
+			.compare_add = compare_add, .swap = swap,
+			.fetch = result != NULL,
+			.send_flags = (flags & FI_FENCE) ? IBV_SEND_FENCE : 0,
+			.nsge = 1, .count = result ? 1 : 0,
+		};
+		/* the old value lands in the staging slot, copied at the end */
+		op->wr.sges[0] = (struct ibv_sge) {
+			.addr = (uintptr_t)op->buf, .length = 8,
+			.lkey = ep->slab_mr->lkey,
+		};
+		op->wr.iov[0] = (struct iovec) { result, 8 };
+		op->rma = true;
+		op->rndv = false;
+		op->fin_seen = false;
+		op->nmrs = 0;
+		op->conn = conn;
+		op->context = context;
+		op->cq_flags = FI_ATOMIC | (result ? FI_READ : FI_WRITE);
+		op->report = !silent &&
+			     (!ep->tx_selective || (flags & FI_COMPLETION));
+		op->tag = 0;
+		op->len = 8;
+		ret = rivet_rma_take_ctrl(ep, op);
+	}
+	if (!ret && conn->state == RIVET_CONN_UP) {
+		ret = rivet_rma_post(ep, op);
+	} else if (!ret) {
+		op->state = RIVET_TX_QUEUED;
+		DL_APPEND(conn->queued, op);
+	}
+	if (ret) {
+		rivet_rma_release(ep, op);
+		LL_PREPEND(ep->tx_free, op);
+	}
+out:
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
 /* ---- completions ---- */
 
 void rivet_rma_wc(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
@@ -444,8 +515,8 @@ void rivet_rma_handle_event(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 {
 	const struct rivet_wire_rma_event *ev = (const void *)(hdr + 1);
 
-	rivet_rma_event(ep, conn, FI_RMA | (ev->read ? FI_REMOTE_READ :
-						       FI_REMOTE_WRITE),
+	rivet_rma_event(ep, conn, (ev->atomic ? FI_ATOMIC : FI_RMA) |
+			(ev->read ? FI_REMOTE_READ : FI_REMOTE_WRITE),
 			ev->len);
 }
 

@@ -143,3 +143,23 @@ Test(atomic, reals_complex_int128)
 	memcpy(&big, unaligned + 1, sizeof(big));
 	cr_expect(big == ((unsigned __int128)1 << 100) + 5);
 }
+
+Test(atomic, native_subset)
+{
+	cr_expect(rivet_atomic_native_supported(FI_SUM, FI_UINT64,
+						RIVET_ATOMIC_FETCH));
+	cr_expect(rivet_atomic_native_supported(FI_SUM, FI_INT64,
+						RIVET_ATOMIC_WRITE));
+	cr_expect(rivet_atomic_native_supported(FI_CSWAP, FI_UINT64,
+						RIVET_ATOMIC_COMPARE));
+	cr_expect(!rivet_atomic_native_supported(FI_SUM, FI_UINT32,
+						 RIVET_ATOMIC_FETCH));
+	cr_expect(!rivet_atomic_native_supported(FI_ATOMIC_READ, FI_UINT64,
+						 RIVET_ATOMIC_FETCH));
+	cr_expect(!rivet_atomic_native_supported(FI_CSWAP_NE, FI_UINT64,
+						 RIVET_ATOMIC_COMPARE));
+	cr_expect(!rivet_atomic_native_supported(FI_MIN, FI_INT64,
+						 RIVET_ATOMIC_WRITE));
+	cr_expect_eq(rivet_atomic_offered_count(true, FI_UINT64,
+						RIVET_ATOMIC_FETCH), 1);
+}
