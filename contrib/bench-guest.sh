@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Runs inside the VM (contrib/bench.sh): each measurement is a server and a
 # client on rxe0's address; prints two markdown tables of the results, MSG
-# and RDM (tagged, fi_rivet_rdm_bw, and an Open MPI ping-pong). The guest's
+# RDM (tagged, fi_rivet_rdm_bw, and an Open MPI ping-pong), and one-sided
+# (fi_rivet_rdm_rma_bw against ib_write_bw, ib_read_bw, ib_read_lat,
+# ib_atomic_lat). The guest's
 # speed varies with the host's load: each MSG latency is the best of 3 runs,
 # each other number the best of 2, the providers taking turns.
 #
@@ -14,6 +16,7 @@ addr=10.77.0.1
 top=$(cd "$(dirname "$0")/.." && pwd)
 bw=$top/fabtests/fi_rivet_bw
 rbw=$top/fabtests/fi_rivet_rdm_bw
+rma=$top/fabtests/fi_rivet_rdm_rma_bw
 gid=${RIVET_GID_INDEX:-1}	# rivet-vm checks it is the RoCE v2 IPv4 GID
 out=${VM_OUT:-/tmp}/bench
 mkdir -p "$out"
@@ -141,6 +144,26 @@ rdm() {
 	pair "$tag" log "${e[@]}" "$rbw" -p "$prov" -s "$addr" -B "$port" "$@" -- \
 		"${e[@]}" "$rbw" -p "$prov" -s "$addr" -P "$port" "$@" "$addr" |
 		awk -v f="$field:" '$1 == f { print $2; exit }'
+}
+
+# rma FIELD ARGS...: rivet's fi_rivet_rdm_rma_bw FIELD (bw_MBps, lat_us)
+rma() {
+	local field=$1 port
+	shift
+	port=$(next_port)
+	pair "fi_rivet_rdm_rma_bw-$field-$port" log \
+		"$rma" -p rivet -s "$addr" -B "$port" "$@" -- \
+		"$rma" -p rivet -s "$addr" -P "$port" "$@" "$addr" |
+		awk -v f="$field:" '$1 == f { print $2; exit }'
+}
+rma_native() { FI_RIVET_NATIVE_ATOMICS=1 rma "$@"; }
+# perftest's read/atomic latency: t_avg (6th column), the whole round trip
+perf_rtt() {
+	local sz=(-s "$2")
+	[ "$1" != ib_atomic_lat ] || sz=()
+	pair "$1-$2" 18515 "$1" -d rxe0 -x "$gid" "${sz[@]}" -n "$iters" -F -- \
+		"$1" -d rxe0 -x "$gid" "${sz[@]}" -n "$iters" -F "$addr" |
+		awk -v s="$2" '$1 == s && NF >= 6 { print $6; exit }'
 }
 
 # Open MPI 8 B ping-pong (pml cm, mtl ofi on PROV): one-way usec, mean
@@ -294,5 +317,30 @@ echo
 echo "| RDM measurement | raw verbs (perftest) | tcp RDM (tcp;ofi_rxm) | rivet;ofi_rxm | rivet RDM | rivet / raw | rivet / rxm | rivet / tcp |"
 echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rdm_rows[@]}"
+
+# One-sided: rivet RDM (fi_rivet_rdm_rma_bw; its server sleeps with
+# FI_PROGRESS_AUTO, as perftest's does) against perftest
+a_wraw='' a_rraw='' a_lraw='' a_araw='' a_w='' a_r='' a_l='' a_a='' a_n=''
+for _ in 1 2; do
+	best max a_wraw perf_bw ib_write_bw 1048576 "$big"
+	best max a_w rma bw_MBps -o write -S 1m -I "$big"
+	best max a_rraw perf_bw ib_read_bw 1048576 "$big"
+	best max a_r rma bw_MBps -o read -S 1m -I "$big"
+	best min a_lraw perf_rtt ib_read_lat 8
+	best min a_l rma lat_us -o read -l -S 8 -I "$iters"
+	best min a_araw perf_rtt ib_atomic_lat 8
+	best min a_a rma lat_us -o atomic -l -I "$iters"
+	best min a_n rma_native lat_us -o atomic -l -I "$iters"
+done
+rma_rows=(
+	"$(row "1 MiB RDMA write bandwidth (MB/s, $big ops, 64 in flight)" "$a_wraw" "" "$a_w")"
+	"$(row "1 MiB RDMA read bandwidth (MB/s, $big ops, 64 in flight)" "$a_rraw" "" "$a_r")"
+	"$(row "8 B read latency (usec, round trip; lower is better)" "$a_lraw" "" "$a_l")"
+	"$(row "8-byte fetch-add latency, computed by the target's CPU (usec)" "$a_araw" "" "$a_a")"
+	"$(row "8-byte fetch-add latency, FI_RIVET_NATIVE_ATOMICS=1 (usec)" "$a_araw" "" "$a_n")"
+)
+echo "| one-sided measurement | raw verbs (perftest) | - | rivet RDM | rivet / raw | - |"
+echo "|---|---|---|---|---|---|"
+printf '%s\n' "${rma_rows[@]}"
 echo
 echo "bench: logs and callgrind profiles in $out" >&2
