@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Runs inside the VM (contrib/bench.sh): each measurement is a server and a
-# client on rxe0's address; prints two markdown tables of the results, MSG
-# RDM (tagged, fi_rivet_rdm_bw, and an Open MPI ping-pong), and one-sided
-# (fi_rivet_rdm_rma_bw against ib_write_bw, ib_read_bw, ib_read_lat,
-# ib_atomic_lat). The guest's
-# speed varies with the host's load: each MSG latency is the best of 3 runs,
-# each other number the best of 2, the providers taking turns.
+# client on rxe0's address; prints three markdown tables of the results:
+# MSG, RDM (tagged, fi_rivet_rdm_bw, and an Open MPI ping-pong), and
+# one-sided (fi_rivet_rdm_rma_bw against ib_write_bw, ib_read_bw,
+# ib_read_lat, ib_atomic_lat). The guest's speed varies with the host's
+# load: each MSG latency is the best of 3 runs, each other number the best
+# of 2, the providers taking turns.
 #
 # usage: bench-guest.sh [ITERATIONS]   (1 MiB runs use a fifth of them)
 set -uo pipefail
