@@ -8,7 +8,7 @@
 # atomic tests.
 # Prints markdown tables with ratios; the logs and callgrind profiles stay
 # in the folder it names at the end. Times under qemu TCG are slow and noisy: read the
-# ratios, not the values. About 10 minutes on an idle 2-CPU host (17 under
+# ratios, not the values. About 13 minutes on an idle 2-CPU host (20 under
 # load).
 #
 # usage: contrib/bench.sh [ITERATIONS]   (default 1000; 1 MiB runs: 1/5)
