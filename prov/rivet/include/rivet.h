@@ -88,6 +88,16 @@ struct rivet_params {
 extern struct rivet_params g_rivet_params;
 void rivet_params_initialize(void);
 
+/* Memory the NIC (the kernel, for rxe) wrote behind valgrind's back:
+ * received messages, RDMA read results.  A few instructions, no call. */
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+#include <valgrind/memcheck.h>
+#define RIVET_MEM_DEFINED(p, n) \
+	((void)VALGRIND_MAKE_MEM_DEFINED((p), (n)))
+#else
+#define RIVET_MEM_DEFINED(p, n) ((void)(p), (void)(n))
+#endif
+
 /* ---- locks ---- */
 struct rivet_lock {
 	pthread_spinlock_t l;

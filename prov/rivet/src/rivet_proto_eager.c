@@ -230,6 +230,7 @@ void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 	const uint8_t *body = buf->data + sizeof(*hdr);
 	struct rivet_conn *conn;
 
+	RIVET_MEM_DEFINED(buf->data, len);
 	if (!rivet_rx_valid(ep, hdr, len)) {
 		RIVET_WARN(EP_DATA, "malformed message dropped\n");
 		goto repost;

@@ -125,6 +125,10 @@ static size_t rivet_rndv_plan(struct rivet_rdm_ep *ep,
 
 static void rivet_rndv_finish(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 {
+	size_t i;
+
+	for (i = 0; !r->status && i < r->count; i++)
+		RIVET_MEM_DEFINED(r->iov[i].iov_base, r->iov[i].iov_len);
 	if (r->conn->state != RIVET_CONN_CLOSED)
 		rivet_rndv_send_fin(r->conn, r->rts.send_id, 0);
 	if (r->status && !r->comp.err)

@@ -465,6 +465,13 @@ void rivet_rma_complete(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	struct rivet_cntr *cntr = (op->cq_flags & FI_READ) ? ep->read_cntr :
 							     ep->write_cntr;
 
+	if (!e->err && (op->cq_flags & FI_READ)) {
+		int i;
+
+		for (i = 0; i < op->wr.nsge; i++)
+			RIVET_MEM_DEFINED((void *)(uintptr_t)op->wr.sges[i].addr,
+					  op->wr.sges[i].length);
+	}
 	if (!e->err && op->wr.count)
 		rivet_rma_copy_out(op);
 	rivet_rma_release(ep, op);
