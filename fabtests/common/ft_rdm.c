@@ -405,6 +405,7 @@ int ft_rdm_wait(struct fid_cq *cq, void *ctx, struct ft_comp *comp,
 	unsigned int idle = 0;
 	int ret;
 
+	memset(comp, 0, sizeof(*comp));	/* defined, even on a timeout */
 	do {
 		pthread_mutex_lock(&g_lock);
 		ret = ft_stash_take(cq, ctx, comp);
