@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rdma/fi_atomic.h>
+
 #include "common/ft_rivet.h"
 
 #define RMA_RO_LEN (64 * 1024)
@@ -521,6 +523,112 @@ static int rma_inject_and_data(void)
 	return ret < 0 ? ret : 0;
 }
 
+/* ---- client: atomics --------------------------------------------------- */
+
+/* MSG endpoints: what fi_query_atomic offers, checked against the
+ * *valid calls; then fetch-add, add, compare-and-swap (taken and not),
+ * inject, each value checked, on an 8-byte word of the server's region. */
+static int rma_atomic_post(const char *name, ssize_t ret, uint64_t flags)
+{
+	if (rma_posted(name, ret))
+		return -1;
+	return rma_wait(name, flags, 8) ? -1 : 0;
+}
+
+static int rma_atomics(void)
+{
+	uint64_t *v = g.rw.ptr, raddr = g.keys.rw_addr;
+	struct fi_atomic_attr attr = { 0 };
+	struct fid_ep *ep = g.conn.ep;
+	void *d = g.rw.desc;
+	size_t count = 0;
+	int q;
+
+	q = fi_query_atomic(g.fab.domain, FI_UINT64, FI_SUM, &attr,
+			    FI_FETCH_ATOMIC);
+	if (q == -FI_EOPNOTSUPP || q == -FI_ENOSYS) {
+		ft_skip("rma_atomics", "the provider offers no atomics");
+		return 0;
+	}
+	ft_check(!q && attr.count >= 1 && attr.size == 8 &&
+		 !fi_fetch_atomicvalid(ep, FI_UINT64, FI_SUM, &count) &&
+		 count == attr.count, "rma_atomic_query",
+		 "query %d count %zu size %zu, valid count %zu", q, attr.count,
+		 attr.size, count);
+	v[0] = 100;
+	if (rma_atomic_post("rma_atomic_init",
+			    FT_POST(fi_write(ep, v, 8, d, 0, raddr,
+					     g.keys.rw_key, &g.ctx[0]),
+				    g.conn.txcq, ft_opts.timeout_ms),
+			    FI_RMA | FI_WRITE))
+		return -1;
+	v[0] = 5;
+	v[1] = 0;
+	if (rma_atomic_post("rma_atomic_fetch_add",
+			    FT_POST(fi_fetch_atomic(ep, v, 1, d, v + 1, d, 0,
+						    raddr, g.keys.rw_key,
+						    FI_UINT64, FI_SUM,
+						    &g.ctx[0]),
+				    g.conn.txcq, ft_opts.timeout_ms),
+			    FI_ATOMIC | FI_READ))
+		return -1;
+	ft_check(v[1] == 100, "rma_atomic_fetch_add", "fetched %llu",
+		 (unsigned long long)v[1]);
+	v[0] = 7;
+	if (rma_atomic_post("rma_atomic_add",
+			    FT_POST(fi_atomic(ep, v, 1, d, 0, raddr,
+					      g.keys.rw_key, FI_UINT64, FI_SUM,
+					      &g.ctx[0]),
+				    g.conn.txcq, ft_opts.timeout_ms),
+			    FI_ATOMIC | FI_WRITE))
+		return -1;
+	v[0] = 1000;
+	v[2] = 112;	/* compare: taken */
+	if (rma_atomic_post("rma_atomic_cswap",
+			    FT_POST(fi_compare_atomic(ep, v, 1, d, v + 2, d,
+						      v + 1, d, 0, raddr,
+						      g.keys.rw_key, FI_UINT64,
+						      FI_CSWAP, &g.ctx[0]),
+				    g.conn.txcq, ft_opts.timeout_ms),
+			    FI_ATOMIC | FI_READ))
+		return -1;
+	ft_check(v[1] == 112, "rma_atomic_cswap", "fetched %llu, want 112",
+		 (unsigned long long)v[1]);
+	v[0] = 7;
+	v[2] = 5;	/* compare: not taken */
+	if (rma_atomic_post("rma_atomic_cswap_miss",
+			    FT_POST(fi_compare_atomic(ep, v, 1, d, v + 2, d,
+						      v + 1, d, 0, raddr,
+						      g.keys.rw_key, FI_UINT64,
+						      FI_CSWAP, &g.ctx[0]),
+				    g.conn.txcq, ft_opts.timeout_ms),
+			    FI_ATOMIC | FI_READ))
+		return -1;
+	ft_check(v[1] == 1000, "rma_atomic_cswap_miss", "fetched %llu",
+		 (unsigned long long)v[1]);
+	v[0] = 1;
+	ft_check(!FT_POST(fi_inject_atomic(ep, v, 1, 0, raddr, g.keys.rw_key,
+					   FI_UINT64, FI_SUM), g.conn.txcq,
+			  ft_opts.timeout_ms), "rma_atomic_inject", "post");
+	v[3] = 0;
+	if (rma_atomic_post("rma_atomic_read_back",
+			    FT_POST(fi_read(ep, v + 3, 8, d, 0, raddr,
+					    g.keys.rw_key, &g.ctx[0]),
+				    g.conn.txcq, ft_opts.timeout_ms),
+			    FI_RMA | FI_READ))
+		return -1;
+	ft_check(v[3] == 1001, "rma_atomic_result", "target holds %llu, "
+		 "want 1001", (unsigned long long)v[3]);
+	ft_check(fi_atomic(ep, v, 1, d, 0, raddr, g.keys.rw_key, FI_UINT64,
+			   FI_MIN, &g.ctx[0]) == -FI_EOPNOTSUPP &&
+		 fi_atomicvalid(ep, FI_UINT64, FI_MIN, &count) ==
+		 -FI_EOPNOTSUPP, "rma_atomic_unsupported_op", "FI_MIN taken");
+	ft_check(fi_atomic(ep, v, count + 2, d, 0, raddr, g.keys.rw_key,
+			   FI_UINT64, FI_SUM, &g.ctx[0]) == -FI_EINVAL,
+		 "rma_atomic_count", "count beyond the valid one taken");
+	return 0;
+}
+
 /* ---- client: access errors, one connection each ----------------------- */
 
 /* The write must end in an error completion for our context; the QP is
@@ -584,7 +692,8 @@ static void rma_client(void)
 {
 	if (rma_client_connect())
 		return;
-	if (rma_sweep() || rma_iov() || rma_inject_and_data())
+	if (rma_sweep() || rma_iov() || rma_inject_and_data() ||
+	    rma_atomics())
 		return;
 	rma_errors();
 	rma_cmd(RMA_DONE, NULL, 0, 0, 0);
@@ -610,7 +719,8 @@ static int rma_bufs(void)
 
 static int rma_setup(void)
 {
-	struct fi_info *hints = ft_hints_alloc(FI_MSG | FI_RMA), *info = NULL;
+	struct fi_info *hints = ft_hints_alloc(FI_MSG | FI_RMA | FI_ATOMIC),
+		       *info = NULL;
 	size_t max_msg;
 	int ret;
 

@@ -609,6 +609,8 @@ struct rivet_ep {
 	/* bounce buffers for FI_INJECT larger than inline, one per tx slot */
 	uint8_t *bounce;
 	struct ibv_mr *bounce_mr;
+	uint64_t *scratch;		/* per tx slot: a fi_atomic's old value */
+	struct ibv_mr *scratch_mr;
 	union rivet_sockaddr src, dst;
 	bool shutdown_reported;
 	struct rivet_connreq *connreq;	/* passive side, until accepted */
@@ -632,6 +634,7 @@ static inline struct rivet_ep *to_rep(struct fid_ep *ep)
 
 extern struct fi_ops_msg g_rivet_msg_ops;
 extern struct fi_ops_rma g_rivet_rma_ops;
+extern struct fi_ops_atomic g_rivet_msg_atomic_ops;
 extern struct fi_ops_cm g_rivet_ep_cm_ops;
 
 /* One send-queue operation, built by the fi_send, fi_write and fi_read shims
@@ -649,6 +652,7 @@ struct rivet_send_req {
 	uint64_t rkey;
 	struct rivet_cntr *cntr;
 	bool silent;		/* fi_inject*: never a CQ entry */
+	uint64_t compare_add, swap;	/* verbs atomics */
 };
 
 ssize_t rivet_ep_post_send(struct rivet_ep *ep,

@@ -103,21 +103,21 @@ static int rivet_domain_query_atomic(struct fid_domain *domain,
 {
 	struct rivet_domain *dom = to_rdomain(domain);
 	enum rivet_atomic_kind kind = RIVET_ATOMIC_WRITE;
+	/* MSG endpoints have verbs atomics only */
+	bool native = dom->native_atomics || !dom->info->ep_attr ||
+		      dom->info->ep_attr->type != FI_EP_RDM;
 
 	if (!attr || (flags & ~(FI_FETCH_ATOMIC | FI_COMPARE_ATOMIC)) ||
 	    (flags & FI_FETCH_ATOMIC && flags & FI_COMPARE_ATOMIC))
 		return -FI_EINVAL;
-	if (!dom->info->ep_attr || dom->info->ep_attr->type != FI_EP_RDM)
-		return -FI_EOPNOTSUPP;
 	if (flags & FI_FETCH_ATOMIC)
 		kind = RIVET_ATOMIC_FETCH;
 	else if (flags & FI_COMPARE_ATOMIC)
 		kind = RIVET_ATOMIC_COMPARE;
-	if (!rivet_atomic_offered(dom->native_atomics, op, datatype, kind))
+	if (!rivet_atomic_offered(native, op, datatype, kind))
 		return -FI_EOPNOTSUPP;
 	attr->size = rivet_atomic_size(datatype);
-	attr->count = rivet_atomic_offered_count(dom->native_atomics, datatype,
-						 kind);
+	attr->count = rivet_atomic_offered_count(native, datatype, kind);
 	return 0;
 }
 

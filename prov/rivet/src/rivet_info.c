@@ -14,9 +14,11 @@
 #define RIVET_RMA_MODS (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define RIVET_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 /* FI_EP_MSG: sends and RMA straight onto one RC QP */
-#define RIVET_MSG_TX_CAPS (FI_MSG | FI_RMA | FI_SEND | FI_READ | FI_WRITE)
+#define RIVET_MSG_TX_CAPS \
+	(FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE)
 #define RIVET_MSG_RX_CAPS \
-	(FI_MSG | FI_RMA | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE)
+	(FI_MSG | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ | \
+	 FI_REMOTE_WRITE)
 /* FI_EP_RDM: rivet's own protocol, RMA straight onto RDMA READ/WRITE,
  * atomics computed by the target (rivet_rdm_atomic.c) */
 #define RIVET_RDM_TX_CAPS \

@@ -38,10 +38,20 @@ static int rivet_send_sges(struct rivet_ep *ep,
 			   size_t len, struct ibv_sge *sge, int *num_p,
 			   unsigned int *flags_p)
 {
+	bool atomic = req->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+		      req->opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
 	bool inl = len <= ep->inline_size &&
-		   req->opcode != IBV_WR_RDMA_READ;
+		   req->opcode != IBV_WR_RDMA_READ && !atomic;
 	size_t i;
 	int n = 0;
+
+	if (atomic && !req->count) {	/* fi_atomic: the scratch word */
+		sge->addr = (uintptr_t)&ep->scratch[slot];
+		sge->length = sizeof(ep->scratch[slot]);
+		sge->lkey = ep->scratch_mr->lkey;
+		*num_p = 1;
+		return 0;
+	}
 
 	if ((req->flags & FI_INJECT) && !inl) {
 		rivet_send_bounce(ep, slot, req->iov, req->count, sge);
@@ -137,6 +147,13 @@ ssize_t rivet_ep_post_send(struct rivet_ep *ep,
 	wr.imm_data = htonl((uint32_t)req->data);
 	wr.wr.rdma.remote_addr = req->raddr;
 	wr.wr.rdma.rkey = (uint32_t)req->rkey;
+	if (req->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+	    req->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		wr.wr.atomic.remote_addr = req->raddr;
+		wr.wr.atomic.rkey = (uint32_t)req->rkey;
+		wr.wr.atomic.compare_add = req->compare_add;
+		wr.wr.atomic.swap = req->swap;
+	}
 	ret = ibv_post_send(ep->qp, &wr, &bad);
 	if (ret) {
 		ret = ret == ENOMEM ? -FI_EAGAIN : rivet_errno_to_fi(ret);

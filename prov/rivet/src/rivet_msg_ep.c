@@ -122,6 +122,25 @@ static int rivet_ep_bounce_construct(struct rivet_ep *ep)
 	return 0;
 }
 
+/* Verbs atomics always write the old value somewhere: fi_atomic's (which
+ * nobody asked for) lands in the slot's scratch word. */
+static int rivet_ep_scratch_construct(struct rivet_ep *ep)
+{
+	size_t len = ep->tx_size * sizeof(*ep->scratch);
+
+	if (posix_memalign((void **)&ep->scratch, 4096, len))
+		return -FI_ENOMEM;
+	ep->scratch_mr = ibv_reg_mr(ep->domain->pd, ep->scratch, len,
+				    IBV_ACCESS_LOCAL_WRITE);
+	if (!ep->scratch_mr) {
+		RIVET_WARN_ERRNO(EP_CTRL, "ibv_reg_mr(scratch)", errno);
+		free(ep->scratch);
+		ep->scratch = NULL;
+		return rivet_errno_to_fi(errno);
+	}
+	return 0;
+}
+
 /* Endpoints may leave a direction without a CQ: give it a hidden one so the
  * QP has somewhere to complete and counters still count. */
 static int rivet_ep_hidden_cqs(struct rivet_ep *ep)
@@ -247,6 +266,8 @@ int rivet_ep_enable(struct rivet_ep *ep)
 		ret = rivet_ep_ring_construct(&ep->rx_ring, ep->rx_size);
 	if (!ret)
 		ret = rivet_ep_bounce_construct(ep);
+	if (!ret)
+		ret = rivet_ep_scratch_construct(ep);
 	if (ret)
 		return ret;
 	rivet_ep_attach_cntrs(ep, true);
@@ -360,6 +381,9 @@ static int rivet_ep_close(struct fid *fid)
 	if (ep->bounce_mr)
 		ibv_dereg_mr(ep->bounce_mr);
 	free(ep->bounce);
+	if (ep->scratch_mr)
+		ibv_dereg_mr(ep->scratch_mr);
+	free(ep->scratch);
 	free(ep->tx_ring.ctxs);
 	free(ep->rx_ring.ctxs);
 	rivet_ep_release_refs(ep);
@@ -497,6 +521,7 @@ int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.cm = &g_rivet_ep_cm_ops;
 	ep->ep_fid.msg = &g_rivet_msg_ops;
 	ep->ep_fid.rma = &g_rivet_rma_ops;
+	ep->ep_fid.atomic = &g_rivet_msg_atomic_ops;
 	atomic_fetch_add(&dom->refcnt, 1);
 	*ep_p = &ep->ep_fid;
 	return 0;

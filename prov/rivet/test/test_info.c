@@ -175,9 +175,9 @@ Test(info, build_rxe)
 	cr_assert_eq(fi->src_addrlen, sizeof(*src));
 	cr_assert_eq(src->sin_addr.s_addr, g_src4.sin_addr.s_addr);
 	cr_assert_eq(src->sin_port, 0, "port 0");
-	cr_assert_eq(fi->tx_attr->caps, FI_MSG | FI_RMA | FI_SEND | FI_READ |
-					FI_WRITE);
-	cr_assert_eq(fi->rx_attr->caps, FI_MSG | FI_RMA | FI_RECV |
+	cr_assert_eq(fi->tx_attr->caps, FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND |
+					FI_READ | FI_WRITE);
+	cr_assert_eq(fi->rx_attr->caps, FI_MSG | FI_RMA | FI_ATOMIC | FI_RECV |
 					FI_REMOTE_READ | FI_REMOTE_WRITE);
 	cr_assert_eq(fi->tx_attr->msg_order, MSG_ORDER);
 	cr_assert_eq(fi->rx_attr->msg_order, MSG_ORDER);
@@ -332,7 +332,7 @@ Test(info, rma_with_rx_cq_data)
 	struct fi_info *h = hints_base(), *fi;
 
 	fi = match_ok(h, V_NOW);
-	cr_assert_eq(fi->caps, ALL_CAPS);
+	cr_assert_eq(fi->caps, ALL_CAPS & ~FI_ATOMIC);
 	cr_assert_eq(fi->mode, FI_RX_CQ_DATA, "FI_CONTEXT cleared");
 	cr_assert_eq(fi->rx_attr->mode, FI_RX_CQ_DATA);
 	cr_assert_eq(fi->tx_attr->mode, 0);
@@ -388,8 +388,10 @@ Test(info, read_only_rma_needs_no_rx_cq_data)
 static const struct {
 	uint64_t caps, want, tx, rx;
 } g_caps[] = {
-	{ 0, ALL_CAPS, FI_MSG | FI_RMA | FI_SEND | FI_READ | FI_WRITE,
-	  FI_MSG | FI_RMA | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE },
+	{ 0, ALL_CAPS,
+	  FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE,
+	  FI_MSG | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ |
+		  FI_REMOTE_WRITE },
 	{ FI_RMA, FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
 			  FI_REMOTE_WRITE | COMM_CAPS,
 	  FI_RMA | FI_READ | FI_WRITE,

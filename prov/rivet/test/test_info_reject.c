@@ -15,7 +15,6 @@ TestSuite(info_reject, .init = info_setup, .fini = info_teardown);
 
 /* ---- capabilities we do not have ---- */
 MUT(caps_tagged, h->caps = FI_MSG | FI_TAGGED)
-MUT(caps_atomic, h->caps = FI_ATOMIC)
 MUT(caps_multicast, h->caps = FI_MSG | FI_MULTICAST)
 MUT(caps_named_rx_ctx, h->caps = FI_MSG | FI_NAMED_RX_CTX)
 MUT(caps_directed_recv, h->caps = FI_MSG | FI_DIRECTED_RECV)
@@ -121,7 +120,7 @@ MUT(rx_size, h->rx_attr->size = 16385)
 MUT(rx_iov, h->rx_attr->iov_limit = 33)
 
 static const struct hint_case g_nodata[] = {
-	CASE(caps_tagged), CASE(caps_atomic), CASE(caps_multicast),
+	CASE(caps_tagged), CASE(caps_multicast),
 	CASE(caps_named_rx_ctx), CASE(caps_directed_recv), CASE(caps_source),
 	CASE(caps_source_err), CASE(caps_rma_event), CASE(caps_rma_pmem),
 	CASE(caps_trigger), CASE(caps_fence), CASE(caps_hmem),
