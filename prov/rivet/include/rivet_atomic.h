@@ -18,6 +18,29 @@ enum rivet_atomic_kind {
 	RIVET_ATOMIC_COMPARE,	/* fi_compare_atomic */
 };
 
+/* Elements in an fi_ioc array. */
+static inline size_t rivet_ioc_elems(const struct fi_ioc *ioc, size_t n)
+{
+	size_t i, total = 0;
+
+	for (i = 0; ioc && i < n; i++)
+		total += ioc[i].count;
+	return total;
+}
+
+/* The one element an fi_ioc array of total count 1 holds, or NULL. */
+static inline const struct fi_ioc *rivet_ioc_one(const struct fi_ioc *ioc,
+						 size_t n)
+{
+	size_t i;
+
+	if (rivet_ioc_elems(ioc, n) != 1)
+		return NULL;
+	for (i = 0; !ioc[i].count; i++)
+		;
+	return &ioc[i];
+}
+
 /* Bytes of one element, 0 for a datatype rivet does not offer. */
 size_t rivet_atomic_size(enum fi_datatype dt);
 

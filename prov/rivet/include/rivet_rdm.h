@@ -309,11 +309,13 @@ void rivet_rdm_complete(struct rivet_rdm_ep *ep, bool tx,
 			const struct rivet_cq_entry *e, bool report);
 int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep);
 void rivet_rdm_progress_cm(struct rivet_rdm_ep *ep);
+void rivet_rdm_ep_progress_cm(struct rivet_rdm_ep *ep);
 void rivet_rx_op_free(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx);
 int rivet_rdm_srq_post(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf);
 
 /* rivet_proto_eager.c */
 int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
+struct rivet_tx_op *rivet_tx_op_get(struct rivet_rdm_ep *ep);
 void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		      int err, int prov_errno);
 void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,

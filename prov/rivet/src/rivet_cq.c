@@ -387,19 +387,13 @@ static void rivet_cq_progress_sources(struct rivet_cq *cq)
  * then (rivet_rdm_progress_locked), a sleeper must not wait on them. */
 static void rivet_cq_progress_sources_cm(struct rivet_cq *cq)
 {
-	struct rivet_rdm_ep *ep;
 	size_t i;
 
 	if (!cq->nsrcs)
 		return;
 	pthread_mutex_lock(&cq->src_lock);
-	for (i = 0; i < cq->nsrcs; i++) {
-		ep = cq->srcs[i];
-		pthread_mutex_lock(&ep->lock);
-		if (ep->enabled)
-			rivet_rdm_progress_cm(ep);
-		pthread_mutex_unlock(&ep->lock);
-	}
+	for (i = 0; i < cq->nsrcs; i++)
+		rivet_rdm_ep_progress_cm(cq->srcs[i]);
 	pthread_mutex_unlock(&cq->src_lock);
 }
 

@@ -27,20 +27,6 @@ struct rivet_msg_atomic {
 	bool silent;
 };
 
-/* The one element an fi_ioc array of total count 1 holds, or NULL. */
-static const struct fi_ioc *rivet_ioc_one(const struct fi_ioc *ioc, size_t n)
-{
-	const struct fi_ioc *one = NULL;
-	size_t i, total = 0;
-
-	for (i = 0; ioc && i < n; i++) {
-		total += ioc[i].count;
-		if (ioc[i].count && !one)
-			one = &ioc[i];
-	}
-	return total == 1 ? one : NULL;
-}
-
 static ssize_t rivet_msg_atomic_start(struct fid_ep *fid,
 				      const struct rivet_msg_atomic *a)
 {

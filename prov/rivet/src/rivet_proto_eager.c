@@ -22,6 +22,21 @@ int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 	return ret;
 }
 
+/* A free tx op (progress first when there is none), or NULL: the send
+ * queue's depth is used up. */
+struct rivet_tx_op *rivet_tx_op_get(struct rivet_rdm_ep *ep)
+{
+	struct rivet_tx_op *op = ep->tx_free;
+
+	if (!op) {
+		rivet_rdm_progress_locked(ep);
+		op = ep->tx_free;
+	}
+	if (op)
+		LL_DELETE(ep->tx_free, op);
+	return op;
+}
+
 void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		      int err, int prov_errno)
 {

@@ -44,15 +44,6 @@ struct rivet_atomic_req {
 	uint64_t flags;
 };
 
-static size_t rivet_ioc_elems(const struct fi_ioc *ioc, size_t n)
-{
-	size_t i, total = 0;
-
-	for (i = 0; i < n; i++)
-		total += ioc[i].count;
-	return total;
-}
-
 /* The documented argument errors: -FI_EINVAL, or -FI_EOPNOTSUPP for a
  * triple that fi_query_atomic would refuse. */
 static int rivet_atomic_check(bool native, const struct rivet_atomic_req *req,
@@ -162,24 +153,17 @@ static void rivet_atomic_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 
 /* FI_RIVET_NATIVE_ATOMICS: FI_SUM becomes FETCH_AND_ADD, FI_CSWAP
  * CMP_AND_SWP, on one 64-bit integer (rivet_atomic_check made sure). */
-/* The one element of an iov whose counts add up to 1. */
-static void *rivet_ioc_first(const struct fi_ioc *ioc)
-{
-	while (!ioc->count)
-		ioc++;
-	return ioc->addr;
-}
-
 static ssize_t rivet_atomic_native(struct rivet_rdm_ep *ep,
 				   const struct rivet_atomic_req *req)
 {
 	uint64_t operand, compare = 0;
 	void *result = req->kind == RIVET_ATOMIC_WRITE ? NULL :
-		       rivet_ioc_first(req->resultv);
+		       rivet_ioc_one(req->resultv, req->result_count)->addr;
 
-	memcpy(&operand, rivet_ioc_first(req->iov), 8);
+	memcpy(&operand, rivet_ioc_one(req->iov, req->count)->addr, 8);
 	if (req->kind == RIVET_ATOMIC_COMPARE)
-		memcpy(&compare, rivet_ioc_first(req->comparev), 8);
+		memcpy(&compare, rivet_ioc_one(req->comparev,
+					       req->compare_count)->addr, 8);
 	if (req->op == FI_SUM)
 		return rivet_rma_native_atomic(ep, req->addr,
 					       IBV_WR_ATOMIC_FETCH_AND_ADD,
@@ -211,15 +195,10 @@ static ssize_t rivet_atomic_start(struct rivet_rdm_ep *ep,
 	ret = -FI_EOPBADSTATE;
 	if (!ep->enabled)
 		goto out;
-	op = ep->tx_free;
-	if (!op) {
-		rivet_rdm_progress_locked(ep);
-		op = ep->tx_free;
-	}
+	op = rivet_tx_op_get(ep);
 	ret = -FI_EAGAIN;
 	if (!op)
 		goto out;
-	LL_DELETE(ep->tx_free, op);
 	ret = rivet_conn_get(ep, req->addr, &conn);
 	if (!ret) {
 		rivet_atomic_init(ep, op, req, conn, n);

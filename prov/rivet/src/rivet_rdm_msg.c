@@ -53,19 +53,6 @@ static void rivet_rdm_stage(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	op->buf_len = sizeof(*hdr) + (eager ? len : 0);
 }
 
-static struct rivet_tx_op *rivet_rdm_tx_alloc(struct rivet_rdm_ep *ep)
-{
-	struct rivet_tx_op *op = ep->tx_free;
-
-	if (!op) {
-		rivet_rdm_progress_locked(ep);
-		op = ep->tx_free;
-	}
-	if (op)
-		LL_DELETE(ep->tx_free, op);
-	return op;
-}
-
 static void rivet_rdm_tx_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 			      const struct rivet_rdm_req *req,
 			      struct rivet_conn *conn, size_t len)
@@ -120,7 +107,7 @@ static ssize_t rivet_rdm_send(struct rivet_rdm_ep *ep,
 	if (!ep->enabled)
 		goto out;
 	ret = -FI_EAGAIN;
-	op = rivet_rdm_tx_alloc(ep);
+	op = rivet_tx_op_get(ep);
 	if (!op)
 		goto out;
 	ret = rivet_conn_get(ep, req->addr, &conn);

@@ -153,6 +153,16 @@ int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
 	return total;
 }
 
+/* The CM channel alone, under the endpoint's lock (before a sleep, and
+ * when the progress thread's poll says the channel has an event). */
+void rivet_rdm_ep_progress_cm(struct rivet_rdm_ep *ep)
+{
+	pthread_mutex_lock(&ep->lock);
+	if (ep->enabled)
+		rivet_rdm_progress_cm(ep);
+	pthread_mutex_unlock(&ep->lock);
+}
+
 int rivet_rdm_ep_progress(struct rivet_rdm_ep *ep)
 {
 	int ret;

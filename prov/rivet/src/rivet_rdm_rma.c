@@ -308,19 +308,6 @@ static void rivet_rma_release(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 	op->rma = false;
 }
 
-static struct rivet_tx_op *rivet_rma_op_alloc(struct rivet_rdm_ep *ep)
-{
-	struct rivet_tx_op *op = ep->tx_free;
-
-	if (!op) {
-		rivet_rdm_progress_locked(ep);
-		op = ep->tx_free;
-	}
-	if (op)
-		LL_DELETE(ep->tx_free, op);
-	return op;
-}
-
 static int rivet_rma_start_locked(struct rivet_rdm_ep *ep,
 				  const struct rivet_rma_req *req, size_t len)
 {
@@ -328,7 +315,7 @@ static int rivet_rma_start_locked(struct rivet_rdm_ep *ep,
 	struct rivet_tx_op *op;
 	int ret;
 
-	op = rivet_rma_op_alloc(ep);
+	op = rivet_tx_op_get(ep);
 	if (!op)
 		return -FI_EAGAIN;
 	ret = rivet_conn_get(ep, req->addr, &conn);
@@ -383,7 +370,7 @@ ssize_t rivet_rma_native_atomic(struct rivet_rdm_ep *ep, fi_addr_t addr,
 	if (!ep->enabled)
 		goto out;
 	ret = -FI_EAGAIN;
-	op = rivet_rma_op_alloc(ep);
+	op = rivet_tx_op_get(ep);
 	if (!op)
 		goto out;
 	ret = rivet_conn_get(ep, addr, &conn);

@@ -41,12 +41,8 @@ static void *rivet_rdm_thread_main(void *arg)
 			break;
 		if (fds[0].revents)
 			break;
-		if (fds[2].revents) {
-			pthread_mutex_lock(&ep->lock);
-			if (ep->enabled)
-				rivet_rdm_progress_cm(ep);
-			pthread_mutex_unlock(&ep->lock);
-		}
+		if (fds[2].revents)
+			rivet_rdm_ep_progress_cm(ep);
 		rivet_rdm_thread_ack(ep);
 	}
 	return NULL;
