@@ -74,6 +74,11 @@ perf_bw() {
 		awk -v s="$2" '$1 == s && NF >= 4 {
 			printf "%.2f\n", $4 * 1.048576; exit }'
 }
+# perftest's t_typical (5th column: the median) from the last run's log
+perf_log_typ() {	# perf_log_typ PROGRAM SIZE
+	awk -v s="$2" '$1 == s && NF >= 6 { print $5; exit }' \
+		"$out/$1-$2.client" 2>/dev/null
+}
 # fi_pingpong: usec/xfer (one-way: time over 2 x iterations)
 fi_lat() {
 	pair "fi_pingpong-$1-$2" 47592 \
@@ -145,16 +150,29 @@ rdm() {
 		"${e[@]}" "$rbw" -p "$prov" -s "$addr" -P "$port" "$@" "$addr" |
 		awk -v f="$field:" '$1 == f { print $2; exit }'
 }
+# rdm_log PROV FIELD FIELD2: FIELD2 from the last "rdm PROV FIELD" run
+rdm_log() {
+	awk -v f="$3:" '$1 == f { print $2; exit }' \
+		"$out/fi_rivet_rdm_bw-${1//;/_}-$2.client" 2>/dev/null
+}
 
 # rma FIELD ARGS...: rivet's fi_rivet_rdm_rma_bw FIELD (bw_MBps, lat_us)
 rma() {
 	local field=$1 port
 	shift
 	port=$(next_port)
-	pair "fi_rivet_rdm_rma_bw-$field-$port" log \
+	pair "$(rma_tag "$field" "$@")" log \
 		"$rma" -p rivet -s "$addr" -B "$port" "$@" -- \
 		"$rma" -p rivet -s "$addr" -P "$port" "$@" "$addr" |
 		awk -v f="$field:" '$1 == f { print $2; exit }'
+}
+rma_tag() { local IFS=_; echo "fi_rivet_rdm_rma_bw-$*" | tr -c 'a-zA-Z0-9_\n-' _; }
+# rma_log FIELD2 FIELD ARGS...: FIELD2 from the last "rma FIELD ARGS" run
+rma_log() {
+	local f2=$1
+	shift
+	awk -v f="$f2:" '$1 == f { print $2; exit }' \
+		"$out/$(rma_tag "$@").client" 2>/dev/null
 }
 rma_native() { FI_RIVET_NATIVE_ATOMICS=1 rma "$@"; }
 # perftest's read/atomic latency: t_avg (6th column), the whole round trip
@@ -229,9 +247,10 @@ best() {
 		printf -v "$var" '%s' "$v"
 }
 
-lat_raw='' lat_verbs='' lat_rivet=''
+lat_raw='' lat_raw_t='' lat_verbs='' lat_rivet=''
 for _ in 1 2 3; do
 	best min lat_raw perf_lat ib_send_lat 8
+	best min lat_raw_t perf_log_typ ib_send_lat 8
 	best min lat_verbs fi_lat verbs 8
 	best min lat_rivet fi_lat rivet 8
 done
@@ -267,9 +286,9 @@ rrow() {	# rrow LABEL RAW TCP RXM RIVET
 }
 rate_n=$((iters * 10))
 provs=(rivet "rivet;ofi_rxm" tcp)
-declare -A rl=() rm=() rr=() rb=() ml=([rivet]='' [tcp]='')
+declare -A rl=() rm=() rmt=() rr=() rb=() ml=([rivet]='' [tcp]='')
 for p in "${provs[@]}"; do
-	rl[$p]='' rm[$p]='' rr[$p]='' rb[$p]=''
+	rl[$p]='' rm[$p]='' rmt[$p]='' rr[$p]='' rb[$p]=''
 done
 r_rate=''
 for _ in 1 2; do
@@ -277,6 +296,7 @@ for _ in 1 2; do
 	for p in "${provs[@]}"; do
 		best min "rl[$p]" rdm "$p" lat_us -l -S 8 -I "$iters"
 		best min "rm[$p]" rdm "$p" lat_us -l -m -S 8 -I "$iters"
+		best min "rmt[$p]" rdm_log "$p" lat_us lat_typical_us
 		best max "rr[$p]" rdm "$p" msg_rate -S 8 -I "$rate_n"
 		best max "rb[$p]" rdm "$p" bw_MBps -S 1m -I "$big"
 	done
@@ -297,6 +317,8 @@ rdm_rows=(
 		"$lat_raw" "${rl[tcp]:-}" "${rl[rivet;ofi_rxm]:-}" "${rl[rivet]:-}")"
 	"$(rrow "8 B tagged latency, FI_PROGRESS_MANUAL asked for (-m; usec)" \
 		"$lat_raw" "${rm[tcp]:-}" "${rm[rivet;ofi_rxm]:-}" "${rm[rivet]:-}")"
+	"$(rrow "8 B tagged latency, typical (median one-way, -m; perftest's t_typical)" \
+		"$lat_raw_t" "${rmt[tcp]:-}" "${rmt[rivet;ofi_rxm]:-}" "${rmt[rivet]:-}")"
 	"$(rrow "8 B message rate (msgs/s, $rate_n msgs, 64 in flight; higher is better)" \
 		"$r_rate" "${rr[tcp]:-}" "${rr[rivet;ofi_rxm]:-}" "${rr[rivet]:-}")"
 	"$(rrow "1 MiB tagged bandwidth (MB/s, $big msgs; higher is better)" \
@@ -321,23 +343,30 @@ printf '%s\n' "${rdm_rows[@]}"
 # One-sided: rivet RDM (fi_rivet_rdm_rma_bw; its server sleeps with
 # FI_PROGRESS_AUTO, as perftest's does) against perftest
 a_wraw='' a_rraw='' a_lraw='' a_araw='' a_w='' a_r='' a_l='' a_a='' a_n=''
+a_lraw_t='' a_araw_t='' a_l_t='' a_n_t=''
 for _ in 1 2; do
 	best max a_wraw perf_bw ib_write_bw 1048576 "$big"
 	best max a_w rma bw_MBps -o write -S 1m -I "$big"
 	best max a_rraw perf_bw ib_read_bw 1048576 "$big"
 	best max a_r rma bw_MBps -o read -S 1m -I "$big"
 	best min a_lraw perf_rtt ib_read_lat 8
+	best min a_lraw_t perf_log_typ ib_read_lat 8
 	best min a_l rma lat_us -o read -l -S 8 -I "$iters"
+	best min a_l_t rma_log lat_typical_us lat_us -o read -l -S 8 -I "$iters"
 	best min a_araw perf_rtt ib_atomic_lat 8
+	best min a_araw_t perf_log_typ ib_atomic_lat 8
 	best min a_a rma lat_us -o atomic -l -I "$iters"
 	best min a_n rma_native lat_us -o atomic -l -I "$iters"
+	best min a_n_t rma_log lat_typical_us lat_us -o atomic -l -I "$iters"
 done
 rma_rows=(
 	"$(row "1 MiB RDMA write bandwidth (MB/s, $big ops, 64 in flight)" "$a_wraw" "" "$a_w")"
 	"$(row "1 MiB RDMA read bandwidth (MB/s, $big ops, 64 in flight)" "$a_rraw" "" "$a_r")"
 	"$(row "8 B read latency (usec, round trip; lower is better)" "$a_lraw" "" "$a_l")"
+	"$(row "8 B read latency, typical (median round trip)" "$a_lraw_t" "" "$a_l_t")"
 	"$(row "8-byte fetch-add latency, computed by the target's CPU (usec)" "$a_araw" "" "$a_a")"
 	"$(row "8-byte fetch-add latency, FI_RIVET_NATIVE_ATOMICS=1 (usec)" "$a_araw" "" "$a_n")"
+	"$(row "8-byte native fetch-add latency, typical (median round trip)" "$a_araw_t" "" "$a_n_t")"
 )
 echo "| one-sided measurement | raw verbs (perftest) | - | rivet RDM | rivet / raw | - |"
 echo "|---|---|---|---|---|---|"

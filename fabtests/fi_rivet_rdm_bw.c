@@ -283,18 +283,27 @@ static int rb_pp_wait(uint64_t seq, bool *send_done)
 
 static int rb_pp_client(void)
 {
+	double *rtt = calloc(ft_opts.iters, sizeof(*rtt));
 	bool send_done;
-	double t0 = 0;
+	double t0 = 0, t;
 	uint64_t seq;
 	int ret = 0;
 
+	if (!rtt)
+		return -FI_ENOMEM;
 	for (seq = 0; !ret && seq < g.total; seq++) {
+		t = rb_now();
 		if (seq == RB_WARMUP)
-			t0 = rb_now();
+			t0 = t;
 		ret = rb_post_recv(0, seq);
 		ret = ret ? ret : rb_pp_send(seq, false, &send_done);
 		ret = ret ? ret : rb_pp_wait(seq, &send_done);
+		if (seq >= RB_WARMUP)
+			rtt[seq - RB_WARMUP] = rb_now() - t;
 	}
+	if (!ret && !g.bad)
+		ft_report_percentiles("lat", rtt, ft_opts.iters, 0.5);
+	free(rtt);
 	if (ret)
 		return ret;
 	if (g.bad) {

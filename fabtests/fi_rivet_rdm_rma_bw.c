@@ -155,7 +155,8 @@ static int rrb_client(void)
 	size_t total = ft_opts.iters + RRB_WARMUP, posted = 0, done = 0;
 	size_t inflight = 0, window = g.latency ? 1 : g.window;
 	uint64_t end = ft_now_ms() + 10 * ft_opts.timeout_ms, fin = 1;
-	double t0 = 0, t;
+	double t0 = 0, t, tpost = 0;
+	double *rtt = NULL;
 	ssize_t ret;
 
 	ret = ft_oob_recv(&g.keys, sizeof(g.keys));
@@ -166,11 +167,15 @@ static int rrb_client(void)
 		return -FI_EINVAL;
 	}
 	ft_fill(g.buf.ptr, g.buf.len, 7);
+	/* -l: each operation's own time too (one in flight) */
+	if (g.latency && !(rtt = calloc(ft_opts.iters, sizeof(*rtt))))
+		return -FI_ENOMEM;
 	while (done < total) {
 		if (posted == RRB_WARMUP && done == RRB_WARMUP)
 			t0 = rrb_now();
 		if (posted < total && inflight < window &&
 		    (posted != RRB_WARMUP || done == RRB_WARMUP)) {
+			tpost = rtt ? rrb_now() : 0;
 			ret = rrb_post(posted);
 			if (!ret) {
 				posted++;
@@ -178,18 +183,29 @@ static int rrb_client(void)
 				continue;
 			}
 			if (ret != -FI_EAGAIN)
-				return (int)ret;
+				break;
 		}
-		if (rrb_reap(&inflight))
-			return -FI_EIO;
+		ret = rrb_reap(&inflight) ? -FI_EIO : 0;
+		if (ret)
+			break;
+		if (rtt && posted - inflight > done && done >= RRB_WARMUP)
+			rtt[done - RRB_WARMUP] = rrb_now() - tpost;
 		done = posted - inflight;
-		if (ft_now_ms() > end)
-			return -FI_ETIMEDOUT;
+		if (ft_now_ms() > end) {
+			ret = -FI_ETIMEDOUT;
+			break;
+		}
+	}
+	if (done < total) {
+		free(rtt);
+		return (int)ret;
 	}
 	t = rrb_now() - t0;
-	if (g.latency)
+	if (g.latency) {
 		printf("lat_us: %.2f\n", t * 1e6 / ft_opts.iters);
-	else
+		ft_report_percentiles("lat", rtt, ft_opts.iters, 1);
+		free(rtt);
+	} else
 		printf("bw_MBps: %.2f\n",
 		       ft_opts.size * (double)ft_opts.iters / t / 1e6);
 	if (!g.manual)

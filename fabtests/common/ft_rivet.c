@@ -330,6 +330,24 @@ int ft_timeout_for(size_t len)
 	return ft_opts.timeout_ms + (int)(len >> 20) * 250;
 }
 
+static int ft_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+void ft_report_percentiles(const char *prefix, double *v, size_t n,
+			   double scale)
+{
+	if (!n)
+		return;
+	qsort(v, n, sizeof(*v), ft_cmp_double);
+	printf("%s_typical_us: %.2f\n", prefix, v[n / 2] * scale * 1e6);
+	printf("%s_p99_us: %.2f\n", prefix, v[n * 99 / 100] * scale * 1e6);
+	printf("%s_max_us: %.2f\n", prefix, v[n - 1] * scale * 1e6);
+}
+
 uint64_t ft_now_ms(void)
 {
 	struct timespec ts;

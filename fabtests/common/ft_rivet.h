@@ -173,6 +173,11 @@ ssize_t ft_verify(const void *buf, size_t len, uint32_t seed);
 void ft_fill_iov(const struct iovec *iov, size_t cnt, uint32_t seed);
 ssize_t ft_verify_iov(const struct iovec *iov, size_t cnt, uint32_t seed);
 uint64_t ft_now_ms(void);
+/* Prints "PREFIX_typical_us", "PREFIX_p99_us" and "PREFIX_max_us" of n
+ * latencies in seconds times scale (sorts v): like perftest's t_typical
+ * and 99% lines, next to the mean the caller prints. */
+void ft_report_percentiles(const char *prefix, double *v, size_t n,
+			   double scale);
 
 /* Post an operation, retrying on -FI_EAGAIN until the timeout. */
 #define FT_POST(call, cq, timeout_ms)					\
