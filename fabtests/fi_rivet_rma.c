@@ -9,6 +9,8 @@
 
 #include <rdma/fi_atomic.h>
 
+#include "common/ft_atomic_ref.h"
+
 #include "common/ft_rivet.h"
 
 #define RMA_RO_LEN (64 * 1024)
@@ -619,14 +621,248 @@ static int rma_atomics(void)
 		return -1;
 	ft_check(v[3] == 1001, "rma_atomic_result", "target holds %llu, "
 		 "want 1001", (unsigned long long)v[3]);
-	ft_check(fi_atomic(ep, v, 1, d, 0, raddr, g.keys.rw_key, FI_UINT64,
-			   FI_MIN, &g.ctx[0]) == -FI_EOPNOTSUPP &&
-		 fi_atomicvalid(ep, FI_UINT64, FI_MIN, &count) ==
-		 -FI_EOPNOTSUPP, "rma_atomic_unsupported_op", "FI_MIN taken");
+	ft_check(fi_atomic(ep, v, 1, d, 0, raddr, g.keys.rw_key, FI_UINT128,
+			   FI_SUM, &g.ctx[0]) == -FI_EOPNOTSUPP &&
+		 fi_atomicvalid(ep, FI_UINT128, FI_SUM, &count) ==
+		 -FI_EOPNOTSUPP, "rma_atomic_unsupported_op",
+		 "FI_UINT128 taken");
+	fi_atomicvalid(ep, FI_UINT64, FI_SUM, &count);
 	ft_check(fi_atomic(ep, v, count + 2, d, 0, raddr, g.keys.rw_key,
 			   FI_UINT64, FI_SUM, &g.ctx[0]) == -FI_EINVAL,
 		 "rma_atomic_count", "count beyond the valid one taken");
 	return 0;
+}
+
+/* ---- client: every atomic the MSG endpoint offers ---------------------- */
+
+#define RMA_AT_OFF 256		/* the sweep's elements in the server's region */
+#define RMA_AT_HAMMER 64	/* operations in flight on one word */
+
+/* Local layout: target image, operands, compares, results, read back. */
+static uint8_t *rma_at_buf(int which)
+{
+	return (uint8_t *)g.rw.ptr + 1024 + which * 256;
+}
+
+static int rma_at_xfer(const char *name, bool write, size_t len)
+{
+	struct fid_ep *ep = g.conn.ep;
+	uint64_t raddr = g.keys.rw_addr + RMA_AT_OFF;
+	ssize_t ret;
+
+	ret = write ? FT_POST(fi_write(ep, rma_at_buf(0), len, g.rw.desc, 0,
+				       raddr, g.keys.rw_key, &g.ctx[0]),
+			      g.conn.txcq, ft_opts.timeout_ms) :
+		      FT_POST(fi_read(ep, rma_at_buf(4), len, g.rw.desc, 0,
+				      raddr, g.keys.rw_key, &g.ctx[0]),
+			      g.conn.txcq, ft_opts.timeout_ms);
+	if (rma_posted(name, ret))
+		return -1;
+	return rma_wait(name, FI_RMA | (write ? FI_WRITE : FI_READ), len) ?
+	       -1 : 0;
+}
+
+/* kind 0: fi_atomic, 1: fi_fetch_atomic, 2: fi_compare_atomic */
+static ssize_t rma_at_post(int kind, enum fi_op op, enum fi_datatype dt,
+			   size_t count, uint64_t raddr)
+{
+	struct fid_ep *ep = g.conn.ep;
+	void *d = g.rw.desc;
+	uint64_t key = g.keys.rw_key;
+
+	if (kind == 0)
+		return fi_atomic(ep, rma_at_buf(1), count, d, 0, raddr, key,
+				 dt, op, &g.ctx[0]);
+	if (kind == 1)
+		return fi_fetch_atomic(ep, rma_at_buf(1), count, d,
+				       rma_at_buf(3), d, 0, raddr, key, dt, op,
+				       &g.ctx[0]);
+	return fi_compare_atomic(ep, rma_at_buf(1), count, d, rma_at_buf(2),
+				 d, rma_at_buf(3), d, 0, raddr, key, dt, op,
+				 &g.ctx[0]);
+}
+
+/* Whether kind/op/dt is offered: the *valid call and fi_query_atomic
+ * must agree. */
+static int rma_at_offered(int kind, enum fi_op op, enum fi_datatype dt,
+			  const char *name)
+{
+	struct fi_atomic_attr attr = { 0 };
+	uint64_t qflags[] = { 0, FI_FETCH_ATOMIC, FI_COMPARE_ATOMIC };
+	size_t count = 0;
+	int v, q;
+
+	v = kind == 0 ? fi_atomicvalid(g.conn.ep, dt, op, &count) :
+	    kind == 1 ? fi_fetch_atomicvalid(g.conn.ep, dt, op, &count) :
+	    fi_compare_atomicvalid(g.conn.ep, dt, op, &count);
+	q = fi_query_atomic(g.fab.domain, dt, op, &attr, qflags[kind]);
+	if (v != q || (!v && (count != attr.count || count < AT_N ||
+			      attr.size != at_size(dt)))) {
+		ft_fail(name, "valid %d (count %zu), query %d (count %zu, "
+			"size %zu)", v, count, q, attr.count, attr.size);
+		return -1;
+	}
+	return !v;
+}
+
+/* Set the target, run the op on AT_N elements, read the target back:
+ * new values and fetched old values against the reference. */
+static int rma_at_case(int kind, enum fi_op op, enum fi_datatype dt,
+		       const char *name)
+{
+	static const uint64_t cflags[] = { FI_ATOMIC | FI_WRITE,
+					   FI_ATOMIC | FI_READ,
+					   FI_ATOMIC | FI_READ };
+	size_t size = at_size(dt), i;
+	struct at_val a, b, c, want, got;
+
+	for (i = 0; i < AT_N; i++) {
+		at_value(dt, 0, (int)i, rma_at_buf(0) + i * size);
+		at_value(dt, 1, (int)i, rma_at_buf(1) + i * size);
+		at_value(dt, 2, (int)i, rma_at_buf(2) + i * size);
+	}
+	memset(rma_at_buf(3), 0xa5, 256);
+	memset(rma_at_buf(4), 0x5a, 256);
+	if (rma_at_xfer(name, true, AT_N * size))
+		return -1;
+	if (rma_posted(name, FT_POST(rma_at_post(kind, op, dt, AT_N,
+						 g.keys.rw_addr + RMA_AT_OFF),
+				     g.conn.txcq, ft_opts.timeout_ms)) ||
+	    rma_wait(name, cflags[kind], 8) ||
+	    rma_at_xfer(name, false, AT_N * size))
+		return -1;
+	for (i = 0; i < AT_N; i++) {
+		a = at_load(dt, rma_at_buf(0) + i * size);
+		b = at_load(dt, rma_at_buf(1) + i * size);
+		c = at_load(dt, rma_at_buf(2) + i * size);
+		want = at_norm(dt, at_ref(op, dt, a, b, c));
+		got = at_load(dt, rma_at_buf(4) + i * size);
+		if (!at_eq(dt, want, got)) {
+			ft_fail(name, "element %zu: target not as the "
+				"reference says", i);
+			return 1;
+		}
+		got = at_load(dt, rma_at_buf(3) + i * size);
+		if (kind && !at_eq(dt, a, got)) {
+			ft_fail(name, "element %zu: fetched value wrong", i);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Every op x datatype x kind: those offered must work as the reference
+ * says; an 8-byte-or-smaller datatype must be offered for every op
+ * fi_atomic(3) defines on it (the 16-byte ones are not, on MSG). */
+static int rma_at_sweep(void)
+{
+	static const char *kinds[] = { "atomic", "fetch", "compare" };
+	size_t t, tested = 0, wrong = 0;
+	char name[64];
+	int kind, op, has;
+
+	for (t = 0; t < sizeof(g_types) / sizeof(g_types[0]); t++) {
+		for (op = 0; op < FI_ATOMIC_OP_LAST; op++) {
+			for (kind = 0; kind < 3; kind++) {
+				snprintf(name, sizeof(name),
+					 "rma_atomic_%s_op%d_dt%d",
+					 kinds[kind], op, (int)g_types[t]);
+				has = rma_at_offered(kind, op, g_types[t],
+						     name);
+				if (has < 0)
+					return -1;
+				if (!has) {
+					if (rma_at_post(kind, op, g_types[t],
+							1, g.keys.rw_addr +
+							RMA_AT_OFF) !=
+					    -FI_EOPNOTSUPP) {
+						ft_fail(name, "refused by "
+							"*valid, taken by "
+							"the call");
+						return -1;
+					}
+					continue;
+				}
+				if (at_size(g_types[t]) > 8)
+					wrong++;
+				tested++;
+				if (rma_at_case(kind, op, g_types[t], name))
+					return -1;
+			}
+		}
+	}
+	ft_check(tested >= 200 && !wrong, "rma_atomic_sweep",
+		 "%zu triples checked, %zu on 16-byte types", tested, wrong);
+	return 0;
+}
+
+/* Emulated atomics in flight together on one 8-byte word (its two 32-bit
+ * halves): each one's compare-and-swap races the others' and must retry
+ * until it lands; the totals must be exact. */
+static int rma_at_hammer(void)
+{
+	int32_t *init = (int32_t *)rma_at_buf(0), *op = (int32_t *)rma_at_buf(1);
+	int32_t *back = (int32_t *)rma_at_buf(4);
+	uint64_t raddr = g.keys.rw_addr + RMA_AT_OFF;
+	struct fi_cq_data_entry comp;
+	int i, posted = 0, done = 0;
+	ssize_t ret;
+
+	init[0] = 0;
+	init[1] = 1000;
+	if (rma_at_xfer("rma_atomic_hammer_init", true, 8))
+		return -1;
+	for (i = 0; i < RMA_AT_HAMMER; i++) {
+		op[0] = i + 1;	/* the operand is copied by the call */
+		ret = FT_POST(fi_atomic(g.conn.ep, op, 1, g.rw.desc, 0,
+					raddr + (i & 1) * 4, g.keys.rw_key,
+					FI_INT32, (i & 1) ? FI_MIN : FI_SUM,
+					&g.ctx[0]),
+			      g.conn.txcq, ft_opts.timeout_ms);
+		if (rma_posted("rma_atomic_hammer", ret))
+			return -1;
+		posted++;
+	}
+	while (done < posted) {
+		ret = ft_cq_expect(g.conn.txcq, &g.ctx[0], &comp,
+				   ft_opts.timeout_ms);
+		if (ret) {
+			ft_fail("rma_atomic_hammer", "%d of %d completions: "
+				"%s", done, posted, fi_strerror((int)-ret));
+			return -1;
+		}
+		done++;
+	}
+	ft_check(ft_cq_empty(g.conn.txcq), "rma_atomic_hammer_once",
+		 "more completions than operations");
+	if (rma_at_xfer("rma_atomic_hammer_read", false, 8))
+		return -1;
+	/* even i: sum of the odd operands 1,3,..; odd i: min(1000, 2,4,..) */
+	ft_check(back[0] == (RMA_AT_HAMMER / 2) * (RMA_AT_HAMMER / 2) &&
+		 back[1] == 2, "rma_atomic_hammer",
+		 "sum %d (want %d), min %d (want 2)", back[0],
+		 (RMA_AT_HAMMER / 2) * (RMA_AT_HAMMER / 2), back[1]);
+	return 0;
+}
+
+/* Arguments the emulation refuses without touching the wire. */
+static void rma_at_args(void)
+{
+	uint64_t raddr = g.keys.rw_addr + RMA_AT_OFF;
+	size_t count = 0;
+
+	ft_check(rma_at_post(0, FI_MIN, FI_INT32, 1, raddr + 2) ==
+		 -FI_EINVAL, "rma_atomic_misaligned",
+		 "a 4-byte element at offset 2 taken");
+	fi_atomicvalid(g.conn.ep, FI_INT32, FI_MIN, &count);
+	ft_check(count && rma_at_post(0, FI_MIN, FI_INT32, count + 1,
+				      raddr) == -FI_EINVAL,
+		 "rma_atomic_emulated_count", "count beyond the valid one "
+		 "taken (valid %zu)", count);
+	ft_check(rma_at_post(0, FI_SUM, FI_INT128, 1, raddr) ==
+		 -FI_EOPNOTSUPP && rma_at_post(0, FI_SUM, FI_LONG_DOUBLE, 1,
+					       raddr) == -FI_EOPNOTSUPP,
+		 "rma_atomic_16_byte", "a 16-byte datatype taken");
 }
 
 /* ---- client: access errors, one connection each ----------------------- */
@@ -693,8 +929,9 @@ static void rma_client(void)
 	if (rma_client_connect())
 		return;
 	if (rma_sweep() || rma_iov() || rma_inject_and_data() ||
-	    rma_atomics())
+	    rma_atomics() || rma_at_sweep() || rma_at_hammer())
 		return;
+	rma_at_args();
 	rma_errors();
 	rma_cmd(RMA_DONE, NULL, 0, 0, 0);
 }

@@ -405,6 +405,8 @@ static inline void rivet_cntr_inc_err(struct rivet_cntr *cntr)
 struct rivet_ep;
 struct rivet_rdm_ep;
 struct rivet_wr_ring;
+struct rivet_msg_emu;
+
 struct rivet_wr_ctx {
 	struct rivet_ep *ep;
 	struct rivet_wr_ring *ring;	/* the ring to retire this slot in */
@@ -414,6 +416,7 @@ struct rivet_wr_ctx {
 	void *buf;
 	struct rivet_cntr *cntr;
 	bool report;		/* generate a CQ entry on success */
+	struct rivet_msg_emu *emu;	/* a step of an emulated atomic */
 };
 
 /* A converted completion waiting in the CQ's software ring. */
@@ -460,6 +463,11 @@ struct rivet_cq {
 	struct rivet_rdm_ep **srcs;
 	size_t nsrcs, srcs_cap;
 	char err_buf[96];	/* backing for the last readerr's err_data */
+	/* MSG atomics emulated by compare-and-swap (rivet_msg_atomic.c)
+	 * whose last step completed: their next step runs outside
+	 * cq->lock, from fi_cq_read and counter reads */
+	struct rivet_msg_emu *emu_pending;
+	bool emu_running;
 };
 
 int rivet_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
@@ -619,6 +627,14 @@ struct rivet_ep {
 	size_t tx_size, rx_size, iov_limit;
 };
 
+/* Emulated MSG atomics (rivet_msg_atomic.c): a step's work completion
+ * (cq->lock held), the next steps (no lock held), a closing endpoint's
+ * (cq->lock held). */
+void rivet_msg_emu_wc(struct rivet_cq *cq, struct rivet_wr_ctx *ctx,
+		      const struct ibv_wc *wc);
+void rivet_msg_emu_run(struct rivet_cq *cq);
+void rivet_msg_emu_purge(struct rivet_cq *cq, struct rivet_ep *ep);
+
 int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
 		      struct fid_ep **ep_p, void *context);
 /* Retires the oldest context of a ring: called by CQ progress. */
@@ -653,6 +669,7 @@ struct rivet_send_req {
 	struct rivet_cntr *cntr;
 	bool silent;		/* fi_inject*: never a CQ entry */
 	uint64_t compare_add, swap;	/* verbs atomics */
+	struct rivet_msg_emu *emu;	/* a step of an emulated atomic */
 };
 
 ssize_t rivet_ep_post_send(struct rivet_ep *ep,

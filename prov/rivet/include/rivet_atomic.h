@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <rdma/fi_atomic.h>
 
@@ -83,5 +84,23 @@ static inline size_t rivet_atomic_offered_count(bool native,
 void rivet_atomic_apply(enum fi_op op, enum fi_datatype dt, void *dst,
 			const void *src, const void *cmp, void *old,
 			size_t count);
+
+/*
+ * MSG endpoints have only the HCA's 64-bit atomics: every op on datatypes
+ * of at most 8 bytes runs as a compare-and-swap loop on the aligned word
+ * that holds the element (rivet_msg_atomic.c).
+ */
+bool rivet_atomic_msg_supported(enum fi_op op, enum fi_datatype dt,
+				enum rivet_atomic_kind kind);
+
+/*
+ * One turn of that loop: the element at byte off of word (the word's
+ * current value, host byte order) gets op with src (and cmp); its old
+ * value goes to old, the word it makes to *new_word.  Returns whether the
+ * word changes (false: nothing to write, e.g. a compare that failed).
+ */
+bool rivet_atomic_word_apply(enum fi_op op, enum fi_datatype dt,
+			     uint64_t word, unsigned int off, const void *src,
+			     const void *cmp, void *old, uint64_t *new_word);
 
 #endif /* RIVET_ATOMIC_H */

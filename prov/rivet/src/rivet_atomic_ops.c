@@ -212,3 +212,24 @@ void rivet_atomic_apply(enum fi_op op, enum fi_datatype dt, void *dst,
 	if ((size_t)dt < sizeof(fns) / sizeof(fns[0]) && fns[dt])
 		fns[dt](op, dst, src, cmp, old, count);
 }
+
+bool rivet_atomic_msg_supported(enum fi_op op, enum fi_datatype dt,
+				enum rivet_atomic_kind kind)
+{
+	return rivet_atomic_supported(op, dt, kind) &&
+	       rivet_atomic_size(dt) <= sizeof(uint64_t);
+}
+
+bool rivet_atomic_word_apply(enum fi_op op, enum fi_datatype dt,
+			     uint64_t word, unsigned int off, const void *src,
+			     const void *cmp, void *old, uint64_t *new_word)
+{
+	uint8_t bytes[sizeof(uint64_t)];
+
+	/* the target's memory, in the host's byte order, is what the HCA's
+	 * 64-bit atomics read and write */
+	memcpy(bytes, &word, sizeof(bytes));
+	rivet_atomic_apply(op, dt, bytes + off, src, cmp, old, 1);
+	memcpy(new_word, bytes, sizeof(*new_word));
+	return *new_word != word;
+}

@@ -160,6 +160,12 @@ static void rivet_cq_wc_process(struct rivet_cq *cq, const struct ibv_wc *wc)
 	struct rivet_wr_ctx *ctx = (struct rivet_wr_ctx *)(uintptr_t)wc->wr_id;
 	struct rivet_cq_entry e;
 
+	if (ctx->emu) {		/* reported when the whole atomic is done */
+		rivet_msg_emu_wc(cq, ctx, wc);
+		rivet_wr_ring_retire(ctx->ring);
+		cq->credits++;
+		return;
+	}
 	rivet_cq_wc_fill(cq, wc, ctx, &e);
 	if (e.err) {
 		RIVET_DBG(CQ, "%s on qp 0x%x\n",
@@ -250,6 +256,7 @@ void rivet_cq_purge_ep(struct rivet_cq *cq, struct rivet_ep *ep)
 			break;
 		n = rivet_cq_poll_locked(cq);
 	} while (n > 0);
+	rivet_msg_emu_purge(cq, ep);
 	if (!cq->hidden) {
 		rivet_cq_fifo_filter(cq->ring, cq->ring_size, cq->head,
 				     &cq->count, ep);
@@ -427,6 +434,11 @@ static ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 	rivet_cq_progress_sources(cq);
 	rivet_lock_acquire(&cq->lock);
 	ret = rivet_cq_poll_locked(cq);
+	if (cq->emu_pending && !cq->emu_running) {
+		rivet_lock_release(&cq->lock);
+		rivet_msg_emu_run(cq);
+		rivet_lock_acquire(&cq->lock);
+	}
 	if (ret < 0 && !cq->count && !cq->errs_count)
 		goto out;
 	if (!count)

@@ -93,9 +93,11 @@ static int rivet_domain_srx_ctx(struct fid_domain *domain,
 	return -FI_ENOSYS;
 }
 
-/* Atomics are offered on RDM endpoints (rivet_rdm_atomic.c), for every
- * triple rivet_atomic_supported accepts, as many elements as one message
- * carries.  flags: FI_FETCH_ATOMIC, FI_COMPARE_ATOMIC (not both). */
+/* RDM endpoints (rivet_rdm_atomic.c) offer every triple
+ * rivet_atomic_supported accepts, as many elements as one message carries
+ * (FI_RIVET_NATIVE_ATOMICS: the HCA's only); MSG endpoints
+ * (rivet_msg_atomic.c) the HCA's and what a compare-and-swap loop can do.
+ * flags: FI_FETCH_ATOMIC, FI_COMPARE_ATOMIC (not both). */
 static int rivet_domain_query_atomic(struct fid_domain *domain,
 				     enum fi_datatype datatype, enum fi_op op,
 				     struct fi_atomic_attr *attr,
@@ -103,9 +105,9 @@ static int rivet_domain_query_atomic(struct fid_domain *domain,
 {
 	struct rivet_domain *dom = to_rdomain(domain);
 	enum rivet_atomic_kind kind = RIVET_ATOMIC_WRITE;
-	/* MSG endpoints have verbs atomics only */
-	bool native = dom->native_atomics || !dom->info->ep_attr ||
-		      dom->info->ep_attr->type != FI_EP_RDM;
+	bool msg = !dom->info->ep_attr ||
+		   dom->info->ep_attr->type != FI_EP_RDM;
+	bool native = dom->native_atomics && !msg;
 
 	if (!attr || (flags & ~(FI_FETCH_ATOMIC | FI_COMPARE_ATOMIC)) ||
 	    (flags & FI_FETCH_ATOMIC && flags & FI_COMPARE_ATOMIC))
@@ -114,7 +116,8 @@ static int rivet_domain_query_atomic(struct fid_domain *domain,
 		kind = RIVET_ATOMIC_FETCH;
 	else if (flags & FI_COMPARE_ATOMIC)
 		kind = RIVET_ATOMIC_COMPARE;
-	if (!rivet_atomic_offered(native, op, datatype, kind))
+	if (msg ? !rivet_atomic_msg_supported(op, datatype, kind) :
+		  !rivet_atomic_offered(native, op, datatype, kind))
 		return -FI_EOPNOTSUPP;
 	attr->size = rivet_atomic_size(datatype);
 	attr->count = rivet_atomic_offered_count(native, datatype, kind);

@@ -113,6 +113,7 @@ static void rivet_send_ctx_fill(struct rivet_ep *ep, struct rivet_wr_ctx *ctx,
 	ctx->cntr = req->cntr;
 	ctx->report = !req->silent &&
 		      (!ep->tx_selective || (req->flags & FI_COMPLETION));
+	ctx->emu = req->emu;
 }
 
 ssize_t rivet_ep_post_send(struct rivet_ep *ep,

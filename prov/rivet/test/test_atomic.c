@@ -163,3 +163,58 @@ Test(atomic, native_subset)
 	cr_expect_eq(rivet_atomic_offered_count(true, FI_UINT64,
 						RIVET_ATOMIC_FETCH), 1);
 }
+
+Test(atomic, msg_subset)
+{
+	cr_expect(rivet_atomic_msg_supported(FI_MIN, FI_INT8,
+					     RIVET_ATOMIC_WRITE));
+	cr_expect(rivet_atomic_msg_supported(FI_CSWAP_GT, FI_DOUBLE,
+					     RIVET_ATOMIC_COMPARE));
+	cr_expect(rivet_atomic_msg_supported(FI_SUM, FI_FLOAT_COMPLEX,
+					     RIVET_ATOMIC_FETCH));
+	cr_expect(rivet_atomic_msg_supported(FI_SUM, FI_UINT64,
+					     RIVET_ATOMIC_FETCH));
+	cr_expect(!rivet_atomic_msg_supported(FI_SUM, FI_INT128,
+					      RIVET_ATOMIC_WRITE));
+	cr_expect(!rivet_atomic_msg_supported(FI_SUM, FI_DOUBLE_COMPLEX,
+					      RIVET_ATOMIC_WRITE));
+	cr_expect(!rivet_atomic_msg_supported(FI_SUM, FI_LONG_DOUBLE,
+					      RIVET_ATOMIC_WRITE));
+	/* what the full set refuses stays refused */
+	cr_expect(!rivet_atomic_msg_supported(FI_BOR, FI_FLOAT,
+					      RIVET_ATOMIC_WRITE));
+}
+
+/* The compare-and-swap loop's step: one element inside a 64-bit word. */
+Test(atomic, word_apply)
+{
+	uint64_t word = 0x1122334455667788ULL, out;
+	int16_t add = 0x10, old16 = 0;
+	uint32_t cmp = 0x11223344, swap = 7, old32 = 0;
+	uint8_t old8 = 0, v8 = 0x99;
+	uint64_t rd = 0;
+
+	/* bytes 2..3 (host order) hold 0x5566 */
+	cr_expect(rivet_atomic_word_apply(FI_SUM, FI_INT16, word, 2, &add,
+					  NULL, &old16, &out));
+	cr_expect_eq(old16, 0x5566);
+	cr_expect_eq(out, 0x1122334455767788ULL);
+	/* compare taken on the upper half */
+	cr_expect(rivet_atomic_word_apply(FI_CSWAP, FI_UINT32, word, 4,
+					  &swap, &cmp, &old32, &out));
+	cr_expect_eq(old32, 0x11223344);
+	cr_expect_eq(out, 0x0000000755667788ULL);
+	/* compare not taken: nothing to write, old value still fetched */
+	cmp = 1;
+	cr_expect(!rivet_atomic_word_apply(FI_CSWAP, FI_UINT32, word, 4,
+					   &swap, &cmp, &old32, &out));
+	cr_expect_eq(out, word);
+	/* a max that changes nothing writes nothing */
+	cr_expect(!rivet_atomic_word_apply(FI_MIN, FI_UINT8, word, 0, &v8,
+					   NULL, &old8, &out));
+	cr_expect_eq(old8, 0x88);
+	/* atomic read: never a write */
+	cr_expect(!rivet_atomic_word_apply(FI_ATOMIC_READ, FI_UINT64, word,
+					   0, NULL, NULL, &rd, &out));
+	cr_expect_eq(rd, word);
+}
