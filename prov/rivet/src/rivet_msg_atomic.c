@@ -177,6 +177,9 @@ void rivet_msg_emu_wc(struct rivet_cq *cq, struct rivet_wr_ctx *ctx,
 		emu->err = rivet_wc_status_to_fi(wc->status);
 		emu->prov_errno = wc->status;
 	} else {
+		/* the NIC wrote it: memcheck cannot know */
+		RIVET_MEM_DEFINED(&ep->scratch[ctx - ep->tx_ring.ctxs],
+				  sizeof(uint64_t));
 		emu->seen = ep->scratch[ctx - ep->tx_ring.ctxs];
 	}
 	emu->next = cq->emu_pending;
