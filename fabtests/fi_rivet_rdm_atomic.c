@@ -43,6 +43,7 @@ struct at_state {
 	struct fid_cntr *rcntr, *wcntr;
 	struct fid_cq *rxcq;		/* -E, rank 0: the remote events */
 	struct fid_cntr *rrcntr, *rwcntr;	/* -E, rank 0 */
+	struct fid_cntr *mrcntr, *rocntr;	/* -E, rank 0: on the regions */
 	bool events;			/* -E */
 	uint8_t name[FT_RDM_NAME_MAX];
 	size_t namelen;
@@ -448,6 +449,15 @@ static void at_events_check(void)
 	}
 	ret = fi_cntr_wait(g_at.rwcntr, want[0], 5000);
 	ret = ret ? ret : fi_cntr_wait(g_at.rrcntr, want[1], 5000);
+	ret = ret ? ret : fi_cntr_wait(g_at.mrcntr, want[0] + want[1] -
+				       fi_cntr_read(g_at.rocntr), 5000);
+	ft_check(!ret && fi_cntr_read(g_at.mrcntr) +
+		 fi_cntr_read(g_at.rocntr) == want[0] + want[1],
+		 "atomic_region_counters", "%d: read-write region %llu, "
+		 "read-only region %llu; want %llu together", ret,
+		 (unsigned long long)fi_cntr_read(g_at.mrcntr),
+		 (unsigned long long)fi_cntr_read(g_at.rocntr),
+		 (unsigned long long)(want[0] + want[1]));
 	ft_check(!ret && fi_cntr_read(g_at.rwcntr) == want[0] &&
 		 fi_cntr_read(g_at.rrcntr) == want[1], "atomic_remote_counters",
 		 "%d: remote writes %llu, reads %llu; want %llu, %llu", ret,
@@ -637,6 +647,36 @@ static uint64_t at_raddr(void *ptr)
 
 /* Rank 0 registers the targets and publishes their keys; the others read
  * them. */
+/* -E, rank 0: counters bound to the two target regions (fi_mr_bind;
+ * enabled when the provider reports FI_MR_RMA_EVENT): the read-write
+ * region's counts both directions, the read-only region's reads. */
+static int at_region_cntrs(void)
+{
+	struct fid_mr *rw = g_at.rw.mr, *ro = g_at.ro.mr;
+	int ret;
+
+	ret = at_cntr_open(&g_at.mrcntr);
+	ret = ret ? ret : at_cntr_open(&g_at.rocntr);
+	if (ret)
+		return ret;
+	ft_check(fi_mr_bind(rw, &g_at.mrcntr->fid, 0) == -FI_EINVAL &&
+		 fi_mr_bind(rw, &g_at.mrcntr->fid, FI_SEND) == -FI_EINVAL,
+		 "atomic_region_bind_flags", "bad flags taken");
+	ret = fi_mr_bind(rw, &g_at.mrcntr->fid,
+			 FI_REMOTE_READ | FI_REMOTE_WRITE);
+	ret = ret ? ret : fi_mr_bind(ro, &g_at.rocntr->fid, FI_REMOTE_READ);
+	if (ret)
+		return ret;
+	ft_check(fi_mr_bind(rw, &g_at.rocntr->fid, FI_REMOTE_READ) ==
+		 -FI_EBUSY, "atomic_region_bind_second",
+		 "a second counter on one region taken");
+	if (g_at.fab.info->domain_attr->mr_mode & FI_MR_RMA_EVENT) {
+		ret = fi_mr_enable(rw);
+		ret = ret ? ret : fi_mr_enable(ro);
+	}
+	return ret;
+}
+
 static int at_keys(void)
 {
 	struct fid_domain *d = g_at.fab.domain;
@@ -654,6 +694,11 @@ static int at_keys(void)
 	if (ret)
 		return ret;
 	*(uint64_t *)g_at.ro.ptr = 0x5eed;
+	if (g_at.events) {
+		ret = at_region_cntrs();
+		if (ret)
+			return ret;
+	}
 	g_at.keys = (struct at_keys) {
 		.addr = at_raddr(g_at.rw.ptr), .key = fi_mr_key(g_at.rw.mr),
 		.len = g_at.rw.len, .ro_addr = at_raddr(g_at.ro.ptr),
@@ -670,6 +715,8 @@ static int at_setup(void)
 					     FI_THREAD_UNSPEC);
 	int ret;
 
+	if (hints && g_at.events)	/* regions bound to counters */
+		hints->domain_attr->mr_mode |= FI_MR_RMA_EVENT;
 	if (mkdir(g_at.dir, 0755) && errno != EEXIST)
 		ft_info("mkdir %s: %s", g_at.dir, strerror(errno));
 	ret = hints ? ft_rdm_fab_open(&g_at.fab, hints, true) : -FI_ENOMEM;
@@ -740,6 +787,9 @@ int main(int argc, char **argv)
 	ft_buf_free(&g_at.rw);
 	ft_buf_free(&g_at.ro);
 	ft_buf_free(&g_at.local);
+	/* after the regions they count for */
+	ft_close_fid(g_at.mrcntr ? &g_at.mrcntr->fid : NULL, "cntr");
+	ft_close_fid(g_at.rocntr ? &g_at.rocntr->fid : NULL, "cntr");
 	ft_fab_close(&g_at.fab);
 	return ft_summary();
 }

@@ -289,6 +289,11 @@ struct rivet_mr {
 	uint64_t iova;			/* a peer's address of the first byte */
 	uint64_t access;
 	int ibv_access;
+	/* fi_mr_bind: counted RMA events aimed at the region (FI_RMA_EVENT;
+	 * with FI_MR_RMA_EVENT only once fi_mr_enable has been called) */
+	struct rivet_cntr *rma_cntr;
+	uint64_t cntr_flags;	/* FI_REMOTE_READ, FI_REMOTE_WRITE */
+	bool enabled;
 };
 
 /* Whether the domain addresses remote regions by virtual address (API
@@ -302,6 +307,12 @@ static inline bool rivet_domain_virt_addr(const struct rivet_domain *dom)
 /* Under dom->mr_lock: the region of rkey, NULL if none. */
 struct rivet_mr *rivet_mr_lookup_locked(struct rivet_domain *dom,
 					uint32_t key);
+/* An RMA event aimed at mr (flag: FI_REMOTE_READ or FI_REMOTE_WRITE):
+ * its bound counter, if any (under dom->mr_lock). */
+void rivet_mr_rma_event_locked(struct rivet_mr *mr, uint64_t flag);
+/* The same by rkey, taking dom->mr_lock. */
+void rivet_mr_rma_event(struct rivet_domain *dom, uint32_t key,
+			uint64_t flag);
 
 int rivet_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 		 uint64_t offset, uint64_t requested_key, uint64_t flags,

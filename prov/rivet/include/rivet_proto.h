@@ -90,9 +90,14 @@ _Static_assert(sizeof(struct rivet_wire_atomic_resp) == 16, "resp size");
 struct rivet_wire_rma_event {
 	uint64_t addr;		/* as the initiator named it */
 	uint64_t len;
-	uint32_t read;		/* 1: a read (or a fetching atomic), 0: a write */
-	uint32_t atomic;	/* 1: a verbs atomic */
+	uint32_t flags;		/* RIVET_RMA_EV_* */
+	uint32_t rkey;		/* the region it was aimed at */
 };
+#define RIVET_RMA_EV_READ 0x1	/* a read (or a fetching atomic); else a write */
+#define RIVET_RMA_EV_ATOMIC 0x2	/* a verbs atomic */
+/* a write with immediate data, already an event of its own at the
+ * target: only the region's counter is left to count */
+#define RIVET_RMA_EV_REGION_ONLY 0x4
 _Static_assert(sizeof(struct rivet_wire_rma_event) == 24, "event size");
 
 /* rivet_wire_connreq.flags, rivet_wire_accept.flags */

@@ -172,8 +172,10 @@ static const struct rivet_ep_type g_ep_types[] = {
 		 * when the peer uses it.
 		 */
 		.mr_mode = 0,
+		/* FI_MR_RMA_EVENT: regions bound to counters count once
+		 * fi_mr_enable'd (if the application allows the bit) */
 		.mr_mode_rma = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY |
-			       FI_MR_ALLOCATED,
+			       FI_MR_ALLOCATED | FI_MR_RMA_EVENT,
 		.mr_required_rma = FI_MR_PROV_KEY | FI_MR_ALLOCATED,
 		.legacy_local_mr = false,
 		/* remote CQ data travels in rivet's header; an RDMA write's
@@ -311,7 +313,8 @@ static void rivet_info_build_domain(struct fi_domain_attr *d,
 	d->resource_mgmt = FI_RM_ENABLED;
 	d->av_type = FI_AV_UNSPEC;
 	/* the info we build offers every capability, RMA included */
-	d->mr_mode = t->mr_mode | t->mr_mode_rma;
+	/* FI_MR_RMA_EVENT only for applications that ask for it */
+	d->mr_mode = (t->mr_mode | t->mr_mode_rma) & ~FI_MR_RMA_EVENT;
 	d->mr_key_size = sizeof(uint32_t);
 	d->cq_data_size = t->cq_data_size_rma ? t->cq_data_size_rma :
 						t->cq_data_size;
@@ -630,7 +633,7 @@ static int rivet_match_mr_mode(struct rivet_match *m)
 	const struct rivet_ep_type *t = m->type;
 	int offered = t->mr_mode |
 		      ((m->fi->caps & RIVET_REMOTE_CAPS) ? t->mr_mode_rma : 0);
-	int hint = hd ? hd->mr_mode : offered;
+	int hint = hd ? hd->mr_mode : offered & ~FI_MR_RMA_EVENT;
 	int required = rivet_mr_mode_required(t, m->fi->caps);
 
 	if (!rivet_match_legacy_version(m->version) &&

@@ -33,9 +33,12 @@ static int rivet_mr_close(struct fid *fid)
 	struct rivet_mr *mr = container_of(fid, struct rivet_mr, mr_fid.fid);
 	int ret;
 
-	/* no atomic of a peer may find it any more */
+	/* no atomic or event of a peer may find it any more */
 	pthread_mutex_lock(&mr->domain->mr_lock);
 	rivet_u32_map_remove(mr->domain->mr_keys, (uint32_t)mr->mr_fid.key);
+	if (mr->rma_cntr)
+		atomic_fetch_sub(&mr->rma_cntr->refcnt, 1);
+	mr->rma_cntr = NULL;
 	pthread_mutex_unlock(&mr->domain->mr_lock);
 	if (mr->remote_mr) {
 		ret = ibv_dereg_mr(mr->remote_mr);
@@ -63,11 +66,76 @@ struct rivet_mr *rivet_mr_lookup_locked(struct rivet_domain *dom,
 	return rivet_u32_map_lookup(dom->mr_keys, key);
 }
 
+void rivet_mr_rma_event_locked(struct rivet_mr *mr, uint64_t flag)
+{
+	if (!mr || !mr->rma_cntr || !(mr->cntr_flags & flag))
+		return;
+	if ((mr->domain->mr_mode & FI_MR_RMA_EVENT) && !mr->enabled)
+		return;
+	rivet_cntr_inc(mr->rma_cntr);
+}
+
+void rivet_mr_rma_event(struct rivet_domain *dom, uint32_t key,
+			uint64_t flag)
+{
+	pthread_mutex_lock(&dom->mr_lock);
+	rivet_mr_rma_event_locked(rivet_mr_lookup_locked(dom, key), flag);
+	pthread_mutex_unlock(&dom->mr_lock);
+}
+
+/*
+ * fi_mr_bind with a counter: RMA and atomics of peers aimed at the region
+ * count there (FI_REMOTE_READ, FI_REMOTE_WRITE).  Only RDM endpoints of a
+ * domain with FI_RMA_EVENT hear of them (the initiator's event message
+ * names the rkey); one counter per region.
+ */
+static int rivet_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct rivet_mr *mr = container_of(fid, struct rivet_mr, mr_fid.fid);
+	struct rivet_domain *dom = mr->domain;
+	struct rivet_cntr *cntr;
+
+	if (!bfid || bfid->fclass != FI_CLASS_CNTR)
+		return -FI_EINVAL;
+	if (!flags || (flags & ~(FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		return -FI_EINVAL;
+	if (!dom->info || !(dom->info->caps & FI_RMA_EVENT) ||
+	    !(mr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		return -FI_EINVAL;
+	cntr = container_of(bfid, struct rivet_cntr, cntr_fid.fid);
+	if (cntr->domain != dom)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&dom->mr_lock);
+	if (mr->rma_cntr && mr->rma_cntr != cntr) {
+		pthread_mutex_unlock(&dom->mr_lock);
+		return -FI_EBUSY;
+	}
+	if (!mr->rma_cntr)
+		atomic_fetch_add(&cntr->refcnt, 1);
+	mr->rma_cntr = cntr;
+	mr->cntr_flags |= flags;
+	pthread_mutex_unlock(&dom->mr_lock);
+	return 0;
+}
+
+static int rivet_mr_control(struct fid *fid, int command, void *arg)
+{
+	struct rivet_mr *mr = container_of(fid, struct rivet_mr, mr_fid.fid);
+
+	(void)arg;
+	if (command != FI_ENABLE)
+		return -FI_ENOSYS;
+	pthread_mutex_lock(&mr->domain->mr_lock);
+	mr->enabled = true;
+	pthread_mutex_unlock(&mr->domain->mr_lock);
+	return 0;
+}
+
 static struct fi_ops g_rivet_mr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = rivet_mr_close,
-	.bind = rivet_no_bind,
-	.control = rivet_no_control,
+	.bind = rivet_mr_bind,
+	.control = rivet_mr_control,
 	.ops_open = rivet_no_ops_open,
 };
 

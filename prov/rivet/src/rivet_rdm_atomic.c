@@ -264,6 +264,10 @@ static int rivet_atomic_execute(struct rivet_rdm_ep *ep,
 				   operands + n * size : NULL,
 				   kind == RIVET_ATOMIC_WRITE ? NULL : old, n);
 		pthread_mutex_unlock(&g_rivet_atomic_lock);
+		if (ep->rma_event)	/* as rivet_atomic_handle_req counts */
+			rivet_mr_rma_event_locked(mr, kind == RIVET_ATOMIC_WRITE ?
+						  FI_REMOTE_WRITE :
+						  FI_REMOTE_READ);
 	}
 	pthread_mutex_unlock(&dom->mr_lock);
 	return status;

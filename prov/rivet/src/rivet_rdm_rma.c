@@ -192,11 +192,11 @@ static void rivet_rma_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 }
 
 /* Whether op tells its target about itself (an RMA event): the peer asked
- * for it, and a write with data is an event of its own already. */
+ * for it.  A write with data is an event of its own already; its message
+ * only tells which region's counter (fi_mr_bind) counts it. */
 static bool rivet_rma_wants_event(const struct rivet_tx_op *op)
 {
-	return op->conn->peer_rma_event &&
-	       op->wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM;
+	return op->conn->peer_rma_event;
 }
 
 int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
@@ -249,10 +249,14 @@ int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 			.conn_idx = op->conn->peer_idx,
 		};
 		m.ev = (struct rivet_wire_rma_event) {
-			.addr = r->raddr, .len = op->len,
-			.read = r->opcode == IBV_WR_RDMA_READ || r->fetch,
-			.atomic = r->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
-				  r->opcode == IBV_WR_ATOMIC_CMP_AND_SWP,
+			.addr = r->raddr, .len = op->len, .rkey = r->rkey,
+			.flags = (r->opcode == IBV_WR_RDMA_READ || r->fetch ?
+				  RIVET_RMA_EV_READ : 0) |
+				 (r->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+				  r->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+				  RIVET_RMA_EV_ATOMIC : 0) |
+				 (r->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ?
+				  RIVET_RMA_EV_REGION_ONLY : 0),
 		};
 		/* inline: m lives on this stack only */
 		wr[n] = (struct ibv_send_wr) {
@@ -508,10 +512,16 @@ void rivet_rma_handle_event(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 			    const struct rivet_wire_hdr *hdr)
 {
 	const struct rivet_wire_rma_event *ev = (const void *)(hdr + 1);
+	uint64_t dir = (ev->flags & RIVET_RMA_EV_READ) ? FI_REMOTE_READ :
+							 FI_REMOTE_WRITE;
 
-	rivet_rma_event(ep, conn, (ev->atomic ? FI_ATOMIC : FI_RMA) |
-			(ev->read ? FI_REMOTE_READ : FI_REMOTE_WRITE),
-			ev->len);
+	if (!ep->rma_event)
+		return;
+	rivet_mr_rma_event(ep->domain, ev->rkey, dir);
+	if (ev->flags & RIVET_RMA_EV_REGION_ONLY)
+		return;
+	rivet_rma_event(ep, conn, ((ev->flags & RIVET_RMA_EV_ATOMIC) ?
+				   FI_ATOMIC : FI_RMA) | dir, ev->len);
 }
 
 /* Remote CQ data completions are always reported (fi_cq(3)), whatever

@@ -371,6 +371,30 @@ Test(info_rdm, rma_event_when_asked)
 	fi_freeinfo(h);
 }
 
+/* FI_MR_RMA_EVENT: reported (regions bound to counters then need
+ * fi_mr_enable) only to applications that allow it, and only with RMA */
+Test(info_rdm, mr_rma_event_when_allowed)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->caps = FI_TAGGED | FI_RMA | FI_RMA_EVENT;
+	h->domain_attr->mr_mode = MR_BASIC_MAP | FI_MR_RMA_EVENT;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->domain_attr->mr_mode,
+		     MR_BASIC_MAP | FI_MR_RMA_EVENT);
+	fi_freeinfo(fi);
+	h->domain_attr->mr_mode = MR_BASIC_MAP;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->domain_attr->mr_mode, MR_BASIC_MAP);
+	fi_freeinfo(fi);
+	h->caps = FI_TAGGED;
+	h->domain_attr->mr_mode = FI_MR_RMA_EVENT;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->domain_attr->mr_mode, 0, "no RMA: no region modes");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
 /* Reads only: no write can carry data, the header's 8 bytes stay. */
 Test(info_rdm, rma_read_only_keeps_cq_data_8)
 {
