@@ -468,6 +468,9 @@ struct rivet_cq {
 	atomic_int refcnt;
 	atomic_bool signaled;	/* fi_cq_signal: sread returns -FI_EAGAIN */
 	bool hidden;		/* internal CQ of an endpoint with none bound */
+	/* MSG endpoints bound: only they feed ibv_cq (an RDM endpoint has a
+	 * verbs CQ of its own), so fi_cq_read skips it while there are none */
+	atomic_int msg_eps;
 	/* RDM endpoints whose progress fills this CQ: fi_cq_read drives
 	 * them.  src_lock is outermost: src_lock, ep->lock, cq->lock. */
 	pthread_mutex_t src_lock;
@@ -486,6 +489,12 @@ int rivet_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 int rivet_cq_open_hidden(struct rivet_domain *domain, size_t size,
 			 struct rivet_cq **cq_p);
 void rivet_cq_close_hidden(struct rivet_cq *cq);
+/* An MSG endpoint lets go of a CQ it was bound to. */
+static inline void rivet_cq_unbind_msg(struct rivet_cq *cq)
+{
+	atomic_fetch_sub(&cq->msg_eps, 1);
+	atomic_fetch_sub(&cq->refcnt, 1);
+}
 /* Polls the verbs CQ into the software ring; returns entries converted. */
 int rivet_cq_progress(struct rivet_cq *cq);
 /* Drops ring entries owned by a closing endpoint (after its QP is gone). */

@@ -120,7 +120,8 @@ struct rivet_conn {
 	bool peer_rma_event;		/* the peer asked for RMA events */
 	struct rivet_tx_op *queued;	/* utlist: waiting for the connection */
 	struct rivet_tx_op *wait_fin;	/* utlist: RTS sent, FIN pending */
-	struct rivet_ctrl *deferred;	/* utlist: reads/FINs waiting for room */
+	struct rivet_ctrl *deferred;	/* utlist: reads/FINs waiting for room
+					 * (sets ep->any_deferred) */
 };
 
 enum rivet_tx_state {
@@ -262,6 +263,7 @@ struct rivet_rdm_ep {
 	struct rdma_event_channel *cm_channel;
 	unsigned int progress_passes;	/* see rivet_rdm_progress_locked */
 	unsigned int nconnecting;	/* connections being set up */
+	bool any_deferred;	/* some connection has deferred work */
 	struct rdma_cm_id *listen_id;
 	union rivet_sockaddr name;
 	struct ibv_cq *ibv_cq;

@@ -197,6 +197,10 @@ static int rivet_cq_poll_locked(struct rivet_cq *cq)
 	struct ibv_wc wcs[RIVET_CQ_POLL_BATCH];
 	int room, n, i, total = 0;
 
+	if (!cq->hidden &&
+	    !atomic_load_explicit(&cq->msg_eps, memory_order_relaxed))
+		return 0;
+
 	for (;;) {
 		room = rivet_cq_room(cq);
 		if (!room)

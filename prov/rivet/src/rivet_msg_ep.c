@@ -28,11 +28,13 @@ static int rivet_ep_bind_cq(struct rivet_ep *ep, struct rivet_cq *cq,
 		ep->tx_cq = cq;
 		ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
 		atomic_fetch_add(&cq->refcnt, 1);
+		atomic_fetch_add(&cq->msg_eps, 1);
 	}
 	if (flags & FI_RECV) {
 		ep->rx_cq = cq;
 		ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
 		atomic_fetch_add(&cq->refcnt, 1);
+		atomic_fetch_add(&cq->msg_eps, 1);
 	}
 	return 0;
 }
@@ -320,11 +322,11 @@ static void rivet_ep_release_refs(struct rivet_ep *ep)
 	if (ep->tx_cq && ep->tx_cq->hidden)
 		rivet_cq_close_hidden(ep->tx_cq);
 	else if (ep->tx_cq)
-		atomic_fetch_sub(&ep->tx_cq->refcnt, 1);
+		rivet_cq_unbind_msg(ep->tx_cq);
 	if (ep->rx_cq && ep->rx_cq->hidden)
 		rivet_cq_close_hidden(ep->rx_cq);
 	else if (ep->rx_cq)
-		atomic_fetch_sub(&ep->rx_cq->refcnt, 1);
+		rivet_cq_unbind_msg(ep->rx_cq);
 	atomic_fetch_sub(&ep->domain->refcnt, 1);
 }
 

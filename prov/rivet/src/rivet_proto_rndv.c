@@ -187,6 +187,7 @@ static void rivet_rndv_defer(struct rivet_conn *conn, struct rivet_rndv_rx *r,
 	c->send_id = send_id;
 	c->status = status;
 	DL_APPEND(conn->deferred, c);
+	conn->ep->any_deferred = true;
 }
 
 void rivet_rndv_start(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
@@ -317,6 +318,7 @@ int rivet_ctrl_send(struct rivet_conn *conn, const void *msg, size_t len)
 	memcpy(c->msg, msg, len);
 	c->msg_len = len;
 	DL_APPEND(conn->deferred, c);
+	conn->ep->any_deferred = true;
 	return -FI_EAGAIN;
 }
 

@@ -109,13 +109,22 @@ static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 	}
 }
 
+/* Deferred reads and FINs of every connection, while there are any (a
+ * pass over all connections on every progress call would cost a busy
+ * poller with many peers). */
 static void rivet_rdm_retry_all(struct rivet_rdm_ep *ep)
 {
+	bool left = false;
 	size_t i;
 
-	for (i = 0; i < ep->nconns; i++)
+	if (!ep->any_deferred)
+		return;
+	for (i = 0; i < ep->nconns; i++) {
 		if (ep->conns[i]->deferred)
 			rivet_rndv_retry_deferred(ep->conns[i]);
+		left = left || ep->conns[i]->deferred;
+	}
+	ep->any_deferred = left;
 }
 
 void rivet_rdm_progress_cm(struct rivet_rdm_ep *ep)
