@@ -17,7 +17,8 @@
  * feed the next one. */
 #define RDM_TAG(c, x) (((uint64_t)(c) << 40) | (x))
 enum { T_SIZES = 1, T_PINGPONG, T_IGNORE, T_DIRECTED, T_CQDATA, T_INJECT,
-	T_DC, T_AUTO, T_ORDER, T_STORM, T_PEEK, T_TRUNC, T_CANCEL, T_BAD };
+	T_DC, T_AUTO, T_ORDER, T_STORM, T_PEEK, T_TRUNC, T_CANCEL, T_BAD,
+	T_FENCE };
 
 struct rdm_state {
 	struct ft_fab fab;

@@ -420,7 +420,8 @@ static void rr_client(void)
 	if (rr_client_keys())
 		return;
 	if (rr_sweep() || rr_nodesc() || rr_iov() || rr_raw_order() ||
-	    rr_inject() || rr_writedata() || rr_delivery() || rr_windows())
+	    rr_inject() || rr_writedata() || rr_delivery() || rr_windows() ||
+	    rr_fence())
 		goto done;
 	rr_counters();
 	rr_bad_args();
@@ -522,7 +523,14 @@ static int rr_setup(void)
 	bool srv = ft_is_server();
 	int ret;
 
+	/* FI_FENCE where the provider has it (the fence case skips else) */
+	if (hints)
+		hints->caps |= FI_FENCE;
 	ret = hints ? ft_rdm_fab_open(&g_rr.fab, hints, false) : -FI_ENOMEM;
+	if (ret == -FI_ENODATA) {
+		hints->caps &= ~FI_FENCE;
+		ret = ft_rdm_fab_open(&g_rr.fab, hints, false);
+	}
 	fi_freeinfo(hints);
 	ret = ret ? ret : rr_ep_open();
 	ft_oob_watch(g_rr.cq, NULL);

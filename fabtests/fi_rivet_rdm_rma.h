@@ -68,6 +68,7 @@ int rr_inject(void);
 int rr_writedata(void);
 int rr_delivery(void);
 int rr_windows(void);
+int rr_fence(void);
 void rr_counters(void);
 void rr_bad_args(void);
 void rr_errors(void);

@@ -41,6 +41,59 @@ int rr_raw_order(void)
 	return 0;
 }
 
+/*
+ * FI_FENCE: a read into a buffer and, posted right behind it, a fenced
+ * write (or send) of that buffer: the write must carry what the read
+ * brought.  Unfenced, the NIC would send the buffer's old bytes while the
+ * read's answer is still on its way (rxe does).
+ */
+int rr_fence(void)
+{
+	const char *name = "rdm_rma_fence";
+	size_t len = 65536, half = g_rr.rw.len / 2;
+	uint8_t *buf = (uint8_t *)g_rr.rw.ptr + half;
+	struct iovec iov = { buf, len };
+	void *desc = g_rr.rw.desc;
+	struct fi_rma_iov rma = {
+		.addr = g_rr.keys.rw_addr + half, .len = len,
+		.key = g_rr.keys.rw_key,
+	};
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov, .desc = &desc, .iov_count = 1,
+		.addr = g_rr.peer, .rma_iov = &rma, .rma_iov_count = 1,
+		.context = &g_rr.ctx[1],
+	};
+	ssize_t ret;
+
+	if (!(g_rr.fab.info->caps & FI_FENCE)) {
+		ft_skip(name, "no FI_FENCE");
+		return 0;
+	}
+	if (half < len || rr_cmd(RR_FILL, name, 0, len, 0x900, 0) ||
+	    rr_cmd(RR_FILL, name, half, len, 0x902, 0)) {
+		ft_fail(name, "setup");
+		return -1;
+	}
+	ft_fill(buf, len, 0x901);	/* what an early write would carry */
+	ret = FT_RDM_POST(fi_read(g_rr.ep, buf, len, desc, g_rr.peer,
+				  g_rr.keys.rw_addr, g_rr.keys.rw_key,
+				  &g_rr.ctx[0]));
+	if (!ret)
+		ret = FT_RDM_POST(fi_writemsg(g_rr.ep, &msg,
+					      FI_FENCE | FI_COMPLETION));
+	if (rr_posted(name, ret) ||
+	    rr_wait(name, &g_rr.ctx[0], FI_RMA | FI_READ, len) ||
+	    rr_wait(name, &g_rr.ctx[1], FI_RMA | FI_WRITE, len))
+		return -1;
+	/* the target's second range now holds the first one's bytes */
+	if (rr_cmd(RR_VERIFY, name, half, len, 0x900, 0))
+		ft_fail(name, "the fenced write did not carry what the read "
+			"brought");
+	else
+		ft_ok(name);
+	return 0;
+}
+
 /* ---- client: inject, remote CQ data, delivery complete ---------------- */
 
 /* An inject write has no completion: a read of the same range, ordered

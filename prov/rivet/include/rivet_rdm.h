@@ -118,7 +118,10 @@ struct rivet_conn {
 	enum rivet_conn_state state;
 	bool active;
 	bool peer_rma_event;		/* the peer asked for RMA events */
-	struct rivet_tx_op *queued;	/* utlist: waiting for the connection */
+	struct rivet_tx_op *queued;	/* utlist: waiting for the connection,
+					 * or behind an FI_FENCE */
+	unsigned int inflight;		/* posted operations not done yet */
+	bool flushing;			/* rivet_conn_flush is running */
 	struct rivet_tx_op *wait_fin;	/* utlist: RTS sent, FIN pending */
 	struct rivet_ctrl *deferred;	/* utlist: reads/FINs waiting for room
 					 * (sets ep->any_deferred) */
@@ -161,6 +164,8 @@ struct rivet_tx_op {
 					 * whose values go to wr.iov */
 	bool report;
 	bool fin_seen;			/* FIN came before the send's WC */
+	bool fenced;			/* FI_FENCE: starts after all before */
+	bool counted;			/* in its connection's inflight */
 	int32_t fin_status;
 	uint32_t index;			/* in ep->tx_ops; also the FIN's id */
 	uint32_t gen;			/* with index: send_id */
@@ -301,6 +306,11 @@ int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
 		   struct rivet_conn **conn_p);
 void rivet_conn_handle_cm(struct rivet_rdm_ep *ep, struct rdma_cm_event *cm);
 void rivet_conn_fail(struct rivet_conn *conn, int err);
+/* Posts op on its connection now, or queues it: while the connection
+ * comes up, behind queued operations, and (FI_FENCE) until every earlier
+ * operation to the peer is done.  rivet_conn_flush posts what may go. */
+int rivet_conn_submit(struct rivet_conn *conn, struct rivet_tx_op *op);
+void rivet_conn_flush(struct rivet_conn *conn);
 void rivet_conn_destroy(struct rivet_conn *conn);
 int rivet_conn_post_send(struct rivet_conn *conn, uint64_t wr_id,
 			 void *buf, uint32_t len, uint32_t lkey);

@@ -202,6 +202,48 @@ int rivet_conn_post_send(struct rivet_conn *conn, uint64_t wr_id, void *buf,
 	return 0;
 }
 
+/* ---- posting, FI_FENCE ---- */
+
+static int rivet_conn_post_op(struct rivet_conn *conn, struct rivet_tx_op *op)
+{
+	int ret = op->rma ? rivet_rma_post(conn->ep, op) :
+			    rivet_eager_send(conn->ep, op);
+
+	if (!ret) {
+		op->counted = true;
+		conn->inflight++;
+	}
+	return ret;
+}
+
+int rivet_conn_submit(struct rivet_conn *conn, struct rivet_tx_op *op)
+{
+	if (conn->state == RIVET_CONN_UP && !conn->queued &&
+	    !(op->fenced && conn->inflight))
+		return rivet_conn_post_op(conn, op);
+	op->state = RIVET_TX_QUEUED;
+	DL_APPEND(conn->queued, op);
+	return 0;
+}
+
+void rivet_conn_flush(struct rivet_conn *conn)
+{
+	struct rivet_tx_op *op;
+	int ret;
+
+	if (conn->flushing)
+		return;
+	conn->flushing = true;
+	while ((op = conn->queued) && conn->state == RIVET_CONN_UP &&
+	       !(op->fenced && conn->inflight)) {
+		DL_DELETE(conn->queued, op);
+		ret = rivet_conn_post_op(conn, op);
+		if (ret)	/* nobody is left to be told but the CQ */
+			rivet_tx_op_done(conn->ep, op, -ret, 0);
+	}
+	conn->flushing = false;
+}
+
 /* ---- failure ---- */
 
 static void rivet_conn_fail_ops(struct rivet_conn *conn, int err)
@@ -263,9 +305,6 @@ static void rivet_conn_up(struct rivet_conn *conn, const void *data,
 			  size_t len)
 {
 	const struct rivet_wire_accept *acc = data;
-	struct rivet_rdm_ep *ep = conn->ep;
-	struct rivet_tx_op *op, *tmp;
-	int ret;
 
 	if (conn->active) {
 		if (!acc || len < sizeof(*acc) ||
@@ -280,13 +319,7 @@ static void rivet_conn_up(struct rivet_conn *conn, const void *data,
 	rivet_qp_set_rnr_timer(conn->qp);
 	RIVET_DBG(EP_CTRL, "connection %u up, qp 0x%x\n", conn->idx,
 		  conn->qp->qp_num);
-	DL_FOREACH_SAFE(conn->queued, op, tmp) {
-		DL_DELETE(conn->queued, op);
-		ret = op->rma ? rivet_rma_post(ep, op) :
-				rivet_eager_send(ep, op);
-		if (ret)	/* nobody is left to be told but the CQ */
-			rivet_tx_op_done(ep, op, -ret, 0);
-	}
+	rivet_conn_flush(conn);
 }
 
 static void rivet_conn_connect(struct rivet_conn *conn)

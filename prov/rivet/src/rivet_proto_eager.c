@@ -45,6 +45,8 @@ void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		.err = err, .prov_errno = prov_errno, .src = FI_ADDR_NOTAVAIL,
 	};
 
+	struct rivet_conn *conn = op->counted ? op->conn : NULL;
+
 	if (op->atomic)
 		op->wr.count = 0;	/* its results are in already */
 	if (op->rma || op->atomic)
@@ -54,9 +56,14 @@ void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	rivet_rndv_release_op(op);
 	op->rma = false;
 	op->atomic = false;
+	op->fenced = false;
+	op->counted = false;
 	op->state = RIVET_TX_FREE;
 	op->gen++;
 	LL_PREPEND(ep->tx_free, op);
+	/* the last one in flight lets a fenced operation go */
+	if (conn && !--conn->inflight && conn->queued)
+		rivet_conn_flush(conn);
 }
 
 void rivet_rx_fill_comp(struct rivet_rx_op *rx, struct rivet_conn *conn,

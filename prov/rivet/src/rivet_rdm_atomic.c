@@ -203,12 +203,8 @@ static ssize_t rivet_atomic_start(struct rivet_rdm_ep *ep,
 	if (!ret) {
 		rivet_atomic_init(ep, op, req, conn, n);
 		rivet_atomic_stage(op, req, n);
-		if (conn->state == RIVET_CONN_UP) {
-			ret = rivet_eager_send(ep, op);
-		} else {
-			op->state = RIVET_TX_QUEUED;
-			DL_APPEND(conn->queued, op);
-		}
+		op->fenced = req->flags & FI_FENCE;
+		ret = rivet_conn_submit(conn, op);
 	}
 	if (ret) {
 		op->atomic = false;

@@ -64,6 +64,7 @@ static void rivet_rdm_tx_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		     (!ep->tx_selective || (req->flags & FI_COMPLETION));
 	op->tag = req->tag;
 	op->len = len;
+	op->fenced = req->flags & FI_FENCE;
 	op->rndv = false;
 	op->fin_seen = false;
 	op->nmrs = 0;
@@ -72,9 +73,13 @@ static void rivet_rdm_tx_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 static int rivet_rdm_tx_start(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 			      const struct rivet_rdm_req *req, size_t len)
 {
+	/* a fenced send goes by rendezvous (unless injected: an inject's
+	 * data is what the buffer held at the call), so that the peer reads
+	 * its data once the operations before it are done */
 	bool eager = (req->flags & FI_INJECT) ||
 		     (len <= ep->eager_size &&
-		      !(req->flags & FI_DELIVERY_COMPLETE));
+		      !(req->flags & FI_DELIVERY_COMPLETE) &&
+		      !(len && (req->flags & FI_FENCE)));
 	int ret;
 
 	rivet_rdm_stage(ep, op, req, len, eager);
@@ -84,11 +89,7 @@ static int rivet_rdm_tx_start(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		if (ret)
 			return ret;
 	}
-	if (op->conn->state == RIVET_CONN_UP)
-		return rivet_eager_send(ep, op);
-	op->state = RIVET_TX_QUEUED;
-	DL_APPEND(op->conn->queued, op);
-	return 0;
+	return rivet_conn_submit(op->conn, op);
 }
 
 static ssize_t rivet_rdm_send(struct rivet_rdm_ep *ep,

@@ -329,11 +329,9 @@ static int rivet_rma_start_locked(struct rivet_rdm_ep *ep,
 	}
 	if (!ret)
 		ret = rivet_rma_sges(ep, op, req, len);
-	if (!ret && conn->state == RIVET_CONN_UP) {
-		ret = rivet_rma_post(ep, op);
-	} else if (!ret) {
-		op->state = RIVET_TX_QUEUED;
-		DL_APPEND(conn->queued, op);
+	if (!ret) {
+		op->fenced = req->flags & FI_FENCE;
+		ret = rivet_conn_submit(conn, op);
 	}
 	if (ret) {
 		rivet_rma_release(ep, op);
@@ -405,11 +403,9 @@ ssize_t rivet_rma_native_atomic(struct rivet_rdm_ep *ep, fi_addr_t addr,
 		op->len = 8;
 		ret = rivet_rma_take_ctrl(ep, op);
 	}
-	if (!ret && conn->state == RIVET_CONN_UP) {
-		ret = rivet_rma_post(ep, op);
-	} else if (!ret) {
-		op->state = RIVET_TX_QUEUED;
-		DL_APPEND(conn->queued, op);
+	if (!ret) {
+		op->fenced = flags & FI_FENCE;
+		ret = rivet_conn_submit(conn, op);
 	}
 	if (ret) {
 		rivet_rma_release(ep, op);

@@ -18,6 +18,9 @@
 	 FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_LOCAL_COMM | \
 	 FI_REMOTE_COMM)
 #define COMM_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+/* what the MSG info offers before matching: also FI_FENCE, given to
+ * hints that ask for it (and to none at all) */
+#define MSG_BUILT_CAPS (ALL_CAPS | FI_FENCE)
 #define MSG_ORDER \
 	(FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAW | \
 	 FI_ORDER_WAS | FI_ORDER_SAW | FI_ORDER_SAS)
@@ -35,10 +38,11 @@
 	(RDM_MSG_TX_CAPS | RDM_MSG_RX_CAPS | COMM_CAPS | FI_ATOMIC | \
 	 FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define RDM_CAPS (RDM_TX_CAPS | RDM_RX_CAPS | COMM_CAPS)
-/* what the RDM info offers before matching: also FI_RMA_EVENT, given only
- * to hints that ask for it */
+/* what the RDM info offers before matching: also FI_RMA_EVENT and
+ * FI_FENCE, given only to hints that ask for them (and to none at all) */
+#define RDM_BUILT_TX_CAPS (RDM_TX_CAPS | FI_FENCE)
 #define RDM_BUILT_RX_CAPS (RDM_RX_CAPS | FI_RMA_EVENT)
-#define RDM_BUILT_CAPS (RDM_CAPS | FI_RMA_EVENT)
+#define RDM_BUILT_CAPS (RDM_CAPS | FI_RMA_EVENT | FI_FENCE)
 /* the RDM without RMA: what caps 0 gives when RMA does not fit the hints */
 #define RDM_MSG_CAPS (RDM_MSG_TX_CAPS | RDM_MSG_RX_CAPS | COMM_CAPS)
 #define RDM_ORDER (FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAW)

@@ -168,7 +168,7 @@ Test(info, build_rxe)
 	const struct fi_info *fi = g_prov;
 	const struct sockaddr_in *src = fi->src_addr;
 
-	cr_assert_eq(fi->caps, ALL_CAPS);
+	cr_assert_eq(fi->caps, MSG_BUILT_CAPS);
 	cr_assert_eq(fi->mode, FI_RX_CQ_DATA);
 	cr_assert_eq(fi->rx_attr->mode, FI_RX_CQ_DATA);
 	cr_assert_eq(fi->addr_format, FI_SOCKADDR_IN);
@@ -176,7 +176,7 @@ Test(info, build_rxe)
 	cr_assert_eq(src->sin_addr.s_addr, g_src4.sin_addr.s_addr);
 	cr_assert_eq(src->sin_port, 0, "port 0");
 	cr_assert_eq(fi->tx_attr->caps, FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND |
-					FI_READ | FI_WRITE);
+					FI_READ | FI_WRITE | FI_FENCE);
 	cr_assert_eq(fi->rx_attr->caps, FI_MSG | FI_RMA | FI_ATOMIC | FI_RECV |
 					FI_REMOTE_READ | FI_REMOTE_WRITE);
 	cr_assert_eq(fi->tx_attr->msg_order, MSG_ORDER);
@@ -278,7 +278,7 @@ Test(info, null_hints)
 {
 	struct fi_info *fi = match_ok(NULL, V_NOW);
 
-	cr_assert_eq(fi->caps, ALL_CAPS);
+	cr_assert_eq(fi->caps, MSG_BUILT_CAPS);
 	cr_assert_eq(fi->mode, FI_RX_CQ_DATA);
 	cr_assert_eq(fi->domain_attr->mr_mode, MR_ALL);
 	cr_assert_eq(fi->domain_attr->cq_data_size, 4);
@@ -449,7 +449,7 @@ Test(info, caps_regression)
 	h->mode = FI_CONTEXT;
 	h->domain_attr->mr_mode = FI_MR_LOCAL | MR_BASIC_MAP;
 	fi = match_ok(h, V_NOW);
-	cr_assert_eq(fi->caps, ALL_CAPS);
+	cr_assert_eq(fi->caps, MSG_BUILT_CAPS);
 	cr_assert_eq(fi->domain_attr->cq_data_size, 0);
 	fi_freeinfo(fi);
 	fi_freeinfo(h);

@@ -34,7 +34,7 @@ Test(info_rdm, build_rxe)
 	cr_assert_eq(fi->addr_format, FI_SOCKADDR_IN);
 	cr_assert_eq(fi->src_addrlen, sizeof(*src));
 	cr_assert_eq(src->sin_port, 0, "port 0");
-	cr_assert_eq(fi->tx_attr->caps, RDM_TX_CAPS);
+	cr_assert_eq(fi->tx_attr->caps, RDM_BUILT_TX_CAPS);
 	cr_assert_eq(fi->rx_attr->caps, RDM_BUILT_RX_CAPS);
 	cr_assert_eq(fi->tx_attr->mode, 0);
 	cr_assert_eq(fi->rx_attr->mode, 0);
@@ -150,7 +150,7 @@ Test(info_rdm, select_no_hints_rdm_then_msg)
 	cr_assert_eq(list->caps, RDM_BUILT_CAPS);
 	cr_assert_eq(list->domain_attr->mr_mode, MR_BASIC_MAP);
 	cr_assert_eq(list->next->ep_attr->type, FI_EP_MSG);
-	cr_assert_eq(list->next->caps, ALL_CAPS);
+	cr_assert_eq(list->next->caps, MSG_BUILT_CAPS);
 	cr_assert_eq(list->next->domain_attr->mr_mode, MR_ALL);
 	fi_freeinfo(list);
 }
@@ -367,6 +367,24 @@ Test(info_rdm, rma_event_when_asked)
 	fi = rdm_ok(h, V_NOW);
 	cr_assert(!(fi->caps & FI_RMA_EVENT));
 	cr_assert(!(fi->rx_attr->caps & FI_RMA_EVENT));
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+/* FI_FENCE: given when asked for (never to caps 0), on the tx side */
+Test(info_rdm, fence_when_asked)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->caps = FI_TAGGED | FI_RMA | FI_FENCE;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert(fi->caps & FI_FENCE);
+	cr_assert(fi->tx_attr->caps & FI_FENCE);
+	cr_assert(!(fi->rx_attr->caps & FI_FENCE));
+	fi_freeinfo(fi);
+	h->caps = 0;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert(!(fi->caps & FI_FENCE));
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
@@ -623,7 +641,6 @@ MUT(named_rx_ctx, h->caps = FI_TAGGED | FI_NAMED_RX_CTX)
 MUT(variable_msg, h->caps = FI_TAGGED | FI_VARIABLE_MSG)
 MUT(shared_av, h->caps = FI_TAGGED | FI_SHARED_AV)
 MUT(hmem, h->caps = FI_TAGGED | FI_HMEM)
-MUT(fence, h->caps = FI_TAGGED | FI_FENCE)
 MUT(trigger, h->caps = FI_TAGGED | FI_TRIGGER)
 MUT(rx_caps_beyond, h->caps = FI_MSG; h->rx_attr->caps = FI_TAGGED)
 MUT(ep_msg, h->ep_attr->type = FI_EP_MSG)
@@ -665,7 +682,7 @@ MUT(prov_layered, h->fabric_attr->prov_name = strdup("rivet;ofi_rxm"))
 static const struct hint_case g_rdm_nodata[] = {
 	CASE(source_err), CASE(multicast),
 	CASE(named_rx_ctx), CASE(variable_msg), CASE(shared_av), CASE(hmem),
-	CASE(fence), CASE(trigger), CASE(rx_caps_beyond), CASE(ep_msg),
+	CASE(trigger), CASE(rx_caps_beyond), CASE(ep_msg),
 	CASE(ep_dgram), CASE(protocol_msg), CASE(protocol_version),
 	CASE(addr_in6), CASE(ctrl_auto), CASE(tx_size),
 	CASE(rx_size), CASE(inject), CASE(max_msg), CASE(order_war_size),

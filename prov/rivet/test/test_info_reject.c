@@ -23,7 +23,6 @@ MUT(caps_source_err, h->caps = FI_MSG | FI_SOURCE | FI_SOURCE_ERR)
 MUT(caps_rma_event, h->caps = FI_RMA | FI_RMA_EVENT)
 MUT(caps_rma_pmem, h->caps = FI_RMA | FI_RMA_PMEM)
 MUT(caps_trigger, h->caps = FI_MSG | FI_TRIGGER)
-MUT(caps_fence, h->caps = FI_MSG | FI_FENCE)
 MUT(caps_hmem, h->caps = FI_MSG | FI_HMEM)
 MUT(caps_collective, h->caps = FI_MSG | FI_COLLECTIVE)
 MUT(caps_shared_av, h->caps = FI_MSG | FI_SHARED_AV)
@@ -123,7 +122,7 @@ static const struct hint_case g_nodata[] = {
 	CASE(caps_tagged), CASE(caps_multicast),
 	CASE(caps_named_rx_ctx), CASE(caps_directed_recv), CASE(caps_source),
 	CASE(caps_source_err), CASE(caps_rma_event), CASE(caps_rma_pmem),
-	CASE(caps_trigger), CASE(caps_fence), CASE(caps_hmem),
+	CASE(caps_trigger), CASE(caps_hmem),
 	CASE(caps_collective), CASE(caps_shared_av), CASE(caps_multi_recv),
 	CASE(caps_av_user_id), CASE(caps_variable_msg),
 	CASE(caps_prov_specific), CASE(tx_caps_beyond_info),
