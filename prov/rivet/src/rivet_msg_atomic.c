@@ -6,8 +6,9 @@
  *
  * Native: FI_SUM (fi_atomic, fi_fetch_atomic) and FI_CSWAP
  * (fi_compare_atomic) on one FI_INT64 / FI_UINT64, 8-byte aligned: one
- * work request (several elements go the emulated way).  A fetched value lands in the application's result buffer
- * (its descriptor is needed: FI_MR_LOCAL); fi_atomic's in a scratch word.
+ * work request (several elements go the emulated way).  A fetched value
+ * lands in the application's result buffer (its descriptor is needed:
+ * FI_MR_LOCAL); fi_atomic's in a scratch word.
  *
  * Emulated: every other op on datatypes of at most 8 bytes, per element a
  * compare-and-swap loop on the aligned 8-byte word holding it: fetch the
