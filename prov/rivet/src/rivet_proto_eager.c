@@ -44,7 +44,6 @@ void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		.op_context = op->context, .flags = op->cq_flags,
 		.err = err, .prov_errno = prov_errno, .src = FI_ADDR_NOTAVAIL,
 	};
-
 	struct rivet_conn *conn = op->counted ? op->conn : NULL;
 
 	if (op->atomic)
