@@ -140,13 +140,18 @@ next_port() {
 	echo $((47700 + 2 * (n % 200)))
 }
 # rdm PROV FIELD ARGS...: fi_rivet_rdm_bw's FIELD (bw_MBps, msg_rate,
-# lat_us); "rivet;ofi_rxm" needs FI_RIVET_UTIL_LAYERING=1
+# lat_us); "rivet;ofi_rxm" needs FI_RIVET_UTIL_LAYERING=1; "rivet-noyield"
+# is rivet RDM polling without yielding (FI_RIVET_POLL_YIELD=0), as
+# perftest does
 rdm() {
 	local prov=$1 field=$2 port e=(env) tag
 	shift 2
 	port=$(next_port)
-	case $prov in *ofi_rxm*) e+=(FI_RIVET_UTIL_LAYERING=1) ;; esac
 	tag="fi_rivet_rdm_bw-${prov//;/_}-$field"
+	case $prov in
+	*ofi_rxm*) e+=(FI_RIVET_UTIL_LAYERING=1) ;;
+	rivet-noyield) e+=(FI_RIVET_POLL_YIELD=0); prov=rivet ;;
+	esac
 	pair "$tag" log "${e[@]}" "$rbw" -p "$prov" -s "$addr" -B "$port" "$@" -- \
 		"${e[@]}" "$rbw" -p "$prov" -s "$addr" -P "$port" "$@" "$addr" |
 		awk -v f="$field:" '$1 == f { print $2; exit }'
@@ -176,6 +181,7 @@ rma_log() {
 		"$out/$(rma_tag "$@").client" 2>/dev/null
 }
 rma_native() { FI_RIVET_NATIVE_ATOMICS=1 rma "$@"; }
+rma_noyield() { FI_RIVET_POLL_YIELD=0 rma "$@"; }
 # perftest's read/atomic latency: t_avg (6th column), the whole round trip
 perf_rtt() {
 	local sz=(-s "$2")
@@ -288,6 +294,7 @@ rrow() {	# rrow LABEL RAW TCP RXM RIVET
 rate_n=$((iters * 10))
 provs=(rivet "rivet;ofi_rxm" tcp)
 declare -A rl=() rm=() rmt=() rr=() rb=() ml=([rivet]='' [tcp]='')
+ny_m='' ny_mt='' ny_r=''	# rivet-noyield
 for p in "${provs[@]}"; do
 	rl[$p]='' rm[$p]='' rmt[$p]='' rr[$p]='' rb[$p]=''
 done
@@ -301,6 +308,7 @@ for _ in 1 2; do
 		best max "rr[$p]" rdm "$p" msg_rate -S 8 -I "$rate_n"
 		best max "rb[$p]" rdm "$p" bw_MBps -S 1m -I "$big"
 	done
+	best max ny_r rdm rivet-noyield msg_rate -S 8 -I "$rate_n"
 done
 # The ping-pong latencies are bimodal under TCG (where rxe's kworkers
 # land: README): three more runs each of raw and the -m ping-pongs, so
@@ -312,6 +320,8 @@ for _ in 1 2 3; do
 		best min "rm[$p]" rdm "$p" lat_us -l -m -S 8 -I "$iters"
 		best min "rmt[$p]" rdm_log "$p" lat_us lat_typical_us
 	done
+	best min ny_m rdm rivet-noyield lat_us -l -m -S 8 -I "$iters"
+	best min ny_mt rdm_log rivet-noyield lat_us lat_typical_us
 done
 if command -v mpicc >/dev/null && command -v mpirun >/dev/null &&
    printf '%s\n' "$mpi_src" >/tmp/bench_mpi_lat.c &&
@@ -333,6 +343,12 @@ rdm_rows=(
 		"$lat_raw_t" "${rmt[tcp]:-}" "${rmt[rivet;ofi_rxm]:-}" "${rmt[rivet]:-}")"
 	"$(rrow "8 B message rate (msgs/s, $rate_n msgs, 64 in flight; higher is better)" \
 		"$r_rate" "${rr[tcp]:-}" "${rr[rivet;ofi_rxm]:-}" "${rr[rivet]:-}")"
+	"$(rrow "8 B tagged latency, -m, FI_RIVET_POLL_YIELD=0 (usec, mean)" \
+		"$lat_raw" "" "" "$ny_m")"
+	"$(rrow "8 B tagged latency, -m, FI_RIVET_POLL_YIELD=0, typical" \
+		"$lat_raw_t" "" "" "$ny_mt")"
+	"$(rrow "8 B message rate, FI_RIVET_POLL_YIELD=0 (msgs/s)" \
+		"$r_rate" "" "" "$ny_r")"
 	"$(rrow "1 MiB tagged bandwidth (MB/s, $big msgs; higher is better)" \
 		"$raw_1m" "${rb[tcp]:-}" "${rb[rivet;ofi_rxm]:-}" "${rb[rivet]:-}")"
 	"$(rrow "Open MPI 8 B ping-pong latency (usec, one-way mean; pml cm, mtl ofi)" \
@@ -355,7 +371,7 @@ printf '%s\n' "${rdm_rows[@]}"
 # One-sided: rivet RDM (fi_rivet_rdm_rma_bw; its server sleeps with
 # FI_PROGRESS_AUTO, as perftest's does) against perftest
 a_wraw='' a_rraw='' a_lraw='' a_araw='' a_w='' a_r='' a_l='' a_a='' a_n=''
-a_lraw_t='' a_araw_t='' a_l_t='' a_n_t=''
+a_lraw_t='' a_araw_t='' a_l_t='' a_n_t='' a_l0='' a_l0_t=''
 for _ in 1 2; do
 	best max a_wraw perf_bw ib_write_bw 1048576 "$big"
 	best max a_w rma bw_MBps -o write -S 1m -I "$big"
@@ -380,12 +396,16 @@ for _ in 1 2; do	# latencies: two more runs each (bimodal, as above)
 	best min a_araw_t perf_log_typ ib_atomic_lat 8
 	best min a_n rma_native lat_us -o atomic -l -I "$iters"
 	best min a_n_t rma_log lat_typical_us lat_us -o atomic -l -I "$iters"
+	best min a_l0 rma_noyield lat_us -o read -l -S 8 -I "$iters"
+	best min a_l0_t rma_log lat_typical_us lat_us -o read -l -S 8 -I "$iters"
 done
 rma_rows=(
 	"$(row "1 MiB RDMA write bandwidth (MB/s, $big ops, 64 in flight)" "$a_wraw" "" "$a_w")"
 	"$(row "1 MiB RDMA read bandwidth (MB/s, $big ops, 64 in flight)" "$a_rraw" "" "$a_r")"
 	"$(row "8 B read latency (usec, round trip; lower is better)" "$a_lraw" "" "$a_l")"
 	"$(row "8 B read latency, typical (median round trip)" "$a_lraw_t" "" "$a_l_t")"
+	"$(row "8 B read latency, FI_RIVET_POLL_YIELD=0 (usec, mean)" "$a_lraw" "" "$a_l0")"
+	"$(row "8 B read latency, FI_RIVET_POLL_YIELD=0, typical" "$a_lraw_t" "" "$a_l0_t")"
 	"$(row "8-byte fetch-add latency, computed by the target's CPU (usec)" "$a_araw" "" "$a_a")"
 	"$(row "8-byte fetch-add latency, FI_RIVET_NATIVE_ATOMICS=1 (usec)" "$a_araw" "" "$a_n")"
 	"$(row "8-byte native fetch-add latency, typical (median round trip)" "$a_araw_t" "" "$a_n_t")"

@@ -65,20 +65,21 @@ show_failures() {
 		sed 's/^/    /' | head -40
 }
 
-run_single() {
-	local name=$1; shift
-	local log=$logdir/$name.log rc
+run_single() { run_single_as "$1" "$@"; }
+run_single_as() {	# run_single_as LABEL PROGRAM ARGS...
+	local label=$1 name=$2; shift 2
+	local log=$logdir/$label.log rc
 	if [ ! -x "$bindir/$name" ]; then
-		fail "$name" "$bindir/$name not built"
+		fail "$label" "$bindir/$name not built"
 		return
 	fi
 	t0=$SECONDS
 	timeout -k 10 "$limit" "$bindir/$name" -p "$prov" "$@" >"$log" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ]; then
-		pass "$name"
+		pass "$label"
 	else
-		fail "$name" "exit $rc, $(tail -n 1 "$log") (log: $log)"
+		fail "$label" "exit $rc, $(tail -n 1 "$log") (log: $log)"
 		show_failures "$log"
 	fi
 }
@@ -162,6 +163,10 @@ run_rivet_pair fi_rivet_rma -S "$sizes"
 # offset addressing (no FI_MR_VIRT_ADDR): remote addresses from 0
 run_rivet_pair_as fi_rivet_rma_offset fi_rivet_rma -O -S all -M 1m
 if [ "$prov" = rivet ]; then
+	# cooperative polling: rxe is a software device, idle reads yield
+	run_single fi_rivet_poll -s "$addr" -Y yes
+	FI_RIVET_POLL_YIELD=0 run_single_as fi_rivet_poll_off fi_rivet_poll \
+		-s "$addr" -Y no
 	# injects larger than the device's inline size: the bounce-buffer path
 	FI_RIVET_INJECT_SIZE=4096 run_rivet_pair fi_rivet_msg -S 4096
 fi

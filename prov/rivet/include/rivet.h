@@ -19,12 +19,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -84,7 +86,17 @@ struct rivet_params {
 	size_t rdm_rx_bufs;
 	int util_layering;
 	int native_atomics;
+	size_t poll_yield_usec;	/* RIVET_POLL_YIELD_AUTO: by device kind */
 };
+#define RIVET_POLL_YIELD_AUTO ((size_t)-1)
+#define RIVET_POLL_YIELD_SOFT_USEC 50	/* the default on rxe and siw */
+/* rxe's and siw's vendor ids: RDMA done by the host's own kernel */
+#define RIVET_VENDOR_RXE 0xffffffu
+#define RIVET_VENDOR_SIW 0x626d74u
+/* How long a domain's polls may find nothing before each empty one
+ * yields the CPU (0: never), from FI_RIVET_POLL_YIELD and the device's
+ * vendor id.  Pure (rivet_poll.c), unit tested. */
+uint64_t rivet_poll_yield_ns(size_t param_usec, uint32_t vendor_id);
 extern struct rivet_params g_rivet_params;
 void rivet_params_initialize(void);
 
@@ -258,7 +270,37 @@ struct rivet_domain {
 	/* the target's side of atomics: rkey -> rivet_mr (rivet_mr.c) */
 	pthread_mutex_t mr_lock;
 	struct rivet_u32_map *mr_keys;
+	/* Cooperative polling on software RDMA devices (rxe): when no
+	 * completion has been found for poll_yield_ns, an empty poll yields
+	 * the CPU to the kernel workers that move the data. */
+	uint64_t poll_yield_ns;
+	_Atomic uint64_t poll_busy_ns;	/* when a poll last found work */
 };
+
+static inline uint64_t rivet_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A poll of the domain's CQs or counters found work (found) or none. */
+static inline void rivet_domain_polled(struct rivet_domain *dom, bool found)
+{
+	uint64_t now;
+
+	if (!dom->poll_yield_ns)
+		return;
+	now = rivet_now_ns();
+	if (found)
+		atomic_store_explicit(&dom->poll_busy_ns, now,
+				      memory_order_relaxed);
+	else if (now - atomic_load_explicit(&dom->poll_busy_ns,
+					    memory_order_relaxed) >=
+		 dom->poll_yield_ns)
+		sched_yield();
+}
 
 int rivet_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_p,
 		      void *context);
@@ -365,6 +407,7 @@ struct rivet_cntr {
 	struct fid_cntr cntr_fid;
 	struct rivet_domain *domain;
 	atomic_uint_least64_t value;
+	_Atomic uint64_t polled;	/* value the last fi_cntr_read returned */
 	atomic_uint_least64_t err;
 	struct fi_cntr_attr attr;
 	struct rivet_wait wait;

@@ -151,9 +151,14 @@ static void rivet_cntr_consume_events(struct rivet_cntr *cntr)
 static uint64_t rivet_cntr_read(struct fid_cntr *cntr_fid)
 {
 	struct rivet_cntr *cntr = to_rcntr(cntr_fid);
+	uint64_t v;
 
 	rivet_cntr_progress(cntr);
-	return atomic_load_explicit(&cntr->value, memory_order_acquire);
+	v = atomic_load_explicit(&cntr->value, memory_order_acquire);
+	rivet_domain_polled(cntr->domain,
+			    atomic_exchange_explicit(&cntr->polled, v,
+						     memory_order_relaxed) != v);
+	return v;
 }
 
 static uint64_t rivet_cntr_readerr(struct fid_cntr *cntr_fid)

@@ -198,6 +198,8 @@ static int rivet_domain_construct(struct rivet_domain *dom,
 	dom->native_atomics = g_rivet_params.native_atomics &&
 			      dev->attr.atomic_cap != IBV_ATOMIC_NONE;
 	dom->mr_mode = info->domain_attr->mr_mode;
+	dom->poll_yield_ns = rivet_poll_yield_ns(g_rivet_params.poll_yield_usec,
+						 dev->attr.vendor_id);
 	dom->rx_cq_data = (info->mode & FI_RX_CQ_DATA) ||
 			  (info->rx_attr && (info->rx_attr->mode &
 					     FI_RX_CQ_DATA));

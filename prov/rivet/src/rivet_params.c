@@ -14,6 +14,7 @@ struct rivet_params g_rivet_params = {
 	.ipv6 = 1,
 	.eager_size = 8192,
 	.rdm_rx_bufs = 512,
+	.poll_yield_usec = RIVET_POLL_YIELD_AUTO,
 };
 
 enum rivet_param_kind { RIVET_P_SIZE, RIVET_P_STR, RIVET_P_BOOL };
@@ -53,6 +54,11 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "FI_SUM and FI_CSWAP on one 64-bit integer are offered then "
 	  "(default: no: every op and datatype, computed by the target's "
 	  "CPU)" },
+	{ "poll_yield", RIVET_P_SIZE, &g_rivet_params.poll_yield_usec,
+	  "Microseconds a domain's CQ and counter reads may find nothing "
+	  "before each empty read yields the CPU (sched_yield) to the "
+	  "kernel threads of a software RDMA device; 0: never (default: "
+	  "50 on rxe and siw, 0 on hardware)" },
 	{ "util_layering", RIVET_P_BOOL, &g_rivet_params.util_layering,
 	  "Let the core's utility providers (ofi_rxm) layer over rivet's MSG "
 	  "endpoints; off by default so that rivet's native RDM is the one "

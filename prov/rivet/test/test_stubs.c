@@ -19,4 +19,5 @@ struct rivet_params g_rivet_params = {
 	.inject_size = 0,
 	.iface = NULL,
 	.ipv6 = 1,
+	.poll_yield_usec = RIVET_POLL_YIELD_AUTO,
 };

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of cooperative polling (rivet_poll.c, rivet_domain_polled):
+ * who yields by default, FI_RIVET_POLL_YIELD's overrides, and that a
+ * poll that finds work restarts the idle clock.
+ */
+#include <criterion/criterion.h>
+
+#include "rivet.h"
+
+Test(poll, yields_by_default_only_on_software_devices)
+{
+	cr_assert_eq(rivet_poll_yield_ns(RIVET_POLL_YIELD_AUTO,
+					 RIVET_VENDOR_RXE),
+		     RIVET_POLL_YIELD_SOFT_USEC * 1000ull);
+	cr_assert_eq(rivet_poll_yield_ns(RIVET_POLL_YIELD_AUTO,
+					 RIVET_VENDOR_SIW),
+		     RIVET_POLL_YIELD_SOFT_USEC * 1000ull);
+	/* Mellanox/NVIDIA, Broadcom: hardware moves the data */
+	cr_assert_eq(rivet_poll_yield_ns(RIVET_POLL_YIELD_AUTO, 0x02c9), 0);
+	cr_assert_eq(rivet_poll_yield_ns(RIVET_POLL_YIELD_AUTO, 0x14e4), 0);
+}
+
+Test(poll, parameter_overrides_the_device)
+{
+	cr_assert_eq(rivet_poll_yield_ns(0, RIVET_VENDOR_RXE), 0);
+	cr_assert_eq(rivet_poll_yield_ns(5, 0x02c9), 5000);
+	cr_assert_eq(rivet_poll_yield_ns(1, RIVET_VENDOR_SIW), 1000);
+	/* no overflow into a small threshold */
+	cr_assert_geq(rivet_poll_yield_ns((size_t)-2, 0), UINT64_MAX / 2);
+}
+
+Test(poll, found_work_restarts_the_idle_clock)
+{
+	struct rivet_domain dom = { .poll_yield_ns = 0 };
+	uint64_t before;
+
+	rivet_domain_polled(&dom, true);	/* off: nothing recorded */
+	cr_assert_eq(atomic_load(&dom.poll_busy_ns), 0);
+
+	dom.poll_yield_ns = 1000000000ull;
+	before = rivet_now_ns();
+	rivet_domain_polled(&dom, true);
+	cr_assert_geq(atomic_load(&dom.poll_busy_ns), before);
+	cr_assert_leq(atomic_load(&dom.poll_busy_ns), rivet_now_ns());
+
+	before = atomic_load(&dom.poll_busy_ns);
+	rivet_domain_polled(&dom, false);	/* idle polls leave it */
+	rivet_domain_polled(&dom, false);
+	cr_assert_eq(atomic_load(&dom.poll_busy_ns), before);
+}
