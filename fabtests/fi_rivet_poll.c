@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* rivet's cooperative polling (FI_RIVET_POLL_YIELD, fi_rivet(7)
  * PERFORMANCE), single process: on a software RDMA device an fi_cq_read
- * or fi_cntr_read that keeps finding nothing yields the CPU; one that
- * finds something never does; FI_RIVET_POLL_YIELD=0 never yields.  The
+ * or fi_cntr_read that keeps finding nothing yields the CPU, once in a
+ * while (not at every read); one that finds something never does; FI_RIVET_POLL_YIELD=0 never yields.  The
  * program counts the provider's sched_yield calls by defining sched_yield
  * itself (linked with --export-dynamic, so the provider, loaded later,
  * binds to this one).
@@ -63,9 +63,12 @@ static void pl_cq_idle(struct fid_domain *domain)
 	}
 	y0 = atomic_load(&g_yields) - y0;
 	ft_check(ret == -FI_EAGAIN, "cq_idle_read", "fi_cq_read: %zd", ret);
-	ft_check(g_expect ? y0 > 0 && y0 <= reads : y0 == 0, "cq_idle_yields",
-		 "%lu yields in %lu empty reads over %d ms (expected %s)", y0,
-		 reads, PL_IDLE_MS, g_expect ? "some" : "none");
+	/* some, but rationed: one per FI_RIVET_POLL_YIELD usec (50), not
+	 * one per read */
+	ft_check(g_expect ? y0 > 0 && y0 * 10 < reads : y0 == 0,
+		 "cq_idle_yields", "%lu yields in %lu empty reads over %d ms "
+		 "(expected %s)", y0, reads, PL_IDLE_MS,
+		 g_expect ? "some, one per 50 usec" : "none");
 	ft_info("cq: %lu yields in %lu empty reads\n", y0, reads);
 	r = fi_close(&cq->fid);
 	ft_check(!r, "cq_close", "%s", pl_err(r));

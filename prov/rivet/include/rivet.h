@@ -270,11 +270,11 @@ struct rivet_domain {
 	/* the target's side of atomics: rkey -> rivet_mr (rivet_mr.c) */
 	pthread_mutex_t mr_lock;
 	struct rivet_u32_map *mr_keys;
-	/* Cooperative polling on software RDMA devices (rxe): when no
-	 * completion has been found for poll_yield_ns, an empty poll yields
-	 * the CPU to the kernel workers that move the data. */
+	/* Cooperative polling on software RDMA devices (rxe): while no
+	 * completion is found, an empty poll yields the CPU to the kernel
+	 * workers that move the data once every poll_yield_ns. */
 	uint64_t poll_yield_ns;
-	_Atomic uint64_t poll_busy_ns;	/* when a poll last found work */
+	_Atomic uint64_t poll_busy_ns;	/* last found work, or yielded */
 };
 
 static inline uint64_t rivet_now_ns(void)
@@ -298,8 +298,13 @@ static inline void rivet_domain_polled(struct rivet_domain *dom, bool found)
 				      memory_order_relaxed);
 	else if (now - atomic_load_explicit(&dom->poll_busy_ns,
 					    memory_order_relaxed) >=
-		 dom->poll_yield_ns)
+		 dom->poll_yield_ns) {
+		/* at most one yield per poll_yield_ns of idling: one lets
+		 * whatever waits for this CPU run; more only add syscalls */
 		sched_yield();
+		atomic_store_explicit(&dom->poll_busy_ns, now,
+				      memory_order_relaxed);
+	}
 }
 
 int rivet_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_p,

@@ -5,8 +5,9 @@
  * kworkers.  A process that busy-polls an empty CQ competes with them for
  * its CPU, and a kworker woken behind a poller waits out the poller's
  * time slice (about a millisecond) before the message it carries moves
- * on.  So, on those devices, once a domain's CQ and counter reads have
- * found nothing for a while, each further empty read yields the CPU.
+ * on.  So, on those devices, while a domain's CQ and counter reads find
+ * nothing, one empty read in every FI_RIVET_POLL_YIELD microseconds
+ * yields the CPU (rivet_domain_polled).
  * Hardware NICs need no CPU to progress: there the default is never.
  */
 #include "rivet.h"

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of cooperative polling (rivet_poll.c, rivet_domain_polled):
- * who yields by default, FI_RIVET_POLL_YIELD's overrides, and that a
- * poll that finds work restarts the idle clock.
+ * who yields by default, FI_RIVET_POLL_YIELD's overrides, that a poll
+ * that finds work restarts the idle clock and that idling yields once a
+ * period.
  */
 #include <criterion/criterion.h>
 
@@ -48,4 +49,19 @@ Test(poll, found_work_restarts_the_idle_clock)
 	rivet_domain_polled(&dom, false);	/* idle polls leave it */
 	rivet_domain_polled(&dom, false);
 	cr_assert_eq(atomic_load(&dom.poll_busy_ns), before);
+}
+
+Test(poll, one_yield_per_period_of_idling)
+{
+	struct rivet_domain dom = { .poll_yield_ns = 1000000 };
+	uint64_t now = rivet_now_ns(), stamp;
+
+	/* idle for two periods: this poll yields and restarts the clock,
+	 * so the next yield is a whole period away */
+	atomic_store(&dom.poll_busy_ns, now - 2 * dom.poll_yield_ns);
+	rivet_domain_polled(&dom, false);
+	stamp = atomic_load(&dom.poll_busy_ns);
+	cr_assert_geq(stamp, now);
+	rivet_domain_polled(&dom, false);
+	cr_assert_eq(atomic_load(&dom.poll_busy_ns), stamp);
 }
