@@ -89,7 +89,7 @@ struct rivet_params {
 	size_t poll_yield_usec;	/* RIVET_POLL_YIELD_AUTO: by device kind */
 };
 #define RIVET_POLL_YIELD_AUTO ((size_t)-1)
-#define RIVET_POLL_YIELD_SOFT_USEC 50	/* the default on rxe and siw */
+#define RIVET_POLL_YIELD_SOFT_USEC 200	/* the default on rxe and siw */
 /* rxe's and siw's vendor ids: RDMA done by the host's own kernel */
 #define RIVET_VENDOR_RXE 0xffffffu
 #define RIVET_VENDOR_SIW 0x626d74u

@@ -58,7 +58,7 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "While a domain's CQ and counter reads find nothing, one empty "
 	  "read in every this many microseconds yields the CPU "
 	  "(sched_yield) to the kernel threads of a software RDMA device; "
-	  "0: never (default: 50 on rxe and siw, 0 on hardware)" },
+	  "0: never (default: 200 on rxe and siw, 0 on hardware)" },
 	{ "util_layering", RIVET_P_BOOL, &g_rivet_params.util_layering,
 	  "Let the core's utility providers (ofi_rxm) layer over rivet's MSG "
 	  "endpoints; off by default so that rivet's native RDM is the one "
