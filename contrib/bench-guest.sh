@@ -95,33 +95,53 @@ fi_bw() {
 		awk '$1 == "bw_MBps:" { print $2; exit }'
 }
 
-# User-space instructions per 8-byte message: a ping-pong (fi_rivet_bw -C)
-# whose client sleeps before each poll, so that polls find their
-# completion (fi_pingpong's busy polling would be counted too, and it
-# varies from run to run); callgrind counts only inside its library calls
-# (libfabric, the provider, libibverbs, librxe).
-# (Ir(4000) - Ir(2000)) / 2000 / 2, marked "*" when the two runs' polls
-# that found nothing (and are counted) differ by more than 1% of the 8000
-# polls that the difference holds.
-icount_run() {	# icount_run PROV ITERS: prints "IR EMPTY_POLLS"
-	local f=$out/callgrind.$1.$2 tag=icount-$1-$2
+# User-space instructions per 8-byte message or operation: a ping-pong
+# (fi_rivet_bw -C, fi_rivet_rdm_bw -C) or one read at a time
+# (fi_rivet_rdm_rma_bw -C) whose client sleeps before each poll, so that
+# polls find their completion (a busy poller's empty polls would be
+# counted too, and their number varies from run to run); callgrind counts
+# only inside the library calls (libfabric, the provider, the layers and
+# libraries under it: libibverbs, librxe, the socket calls' user side).
+# (Ir(4000) - Ir(2000)) / 2000 / (2 per ping-pong, 1 per read), marked
+# "*" when the two runs' polls that found nothing (and are counted)
+# differ by more than 1% of the polls that the difference holds.
+icount_run() {	# icount_run KIND PROV ITERS: prints "IR EMPTY_POLLS"
+	local kind=$1 prov=$2 n=$3 e=(env) args sargs cargs port f tag tog prog
+	f=$out/callgrind.${prov//;/_}.$kind.$n
+	tag=icount-${prov//;/_}-$kind-$n
+	case $prov in
+	*ofi_rxm*) e+=(FI_RIVET_UTIL_LAYERING=1) ;;
+	esac
+	case $kind in
+	msg)  prog=$bw tog='bw_lib_*' args=(-p "$prov" -S 8) ;;
+	rdm)  prog=$rbw tog='rb_lib_*' args=(-p "$prov" -S 8) ;;
+	read) prog=$rma tog='rrb_lib_*' args=(-p "$prov" -o read -S 8) ;;
+	esac
+	sargs=("${args[@]}") cargs=("${args[@]}")
+	if [ "$kind" != msg ]; then	# RDM: a fresh port (next_port)
+		port=$(next_port)
+		sargs+=(-B "$port") cargs+=(-s "$addr" -P "$port")
+	fi
 	# the server waits out valgrind's slow start (-T)
-	pair "$tag" log "$bw" -p "$1" -s "$addr" -S 8 -I "$2" -C 1000 \
-		-T 120000 -- \
-		valgrind --tool=callgrind --callgrind-out-file="$f" \
-		--collect-atstart=no --toggle-collect='bw_lib_*' \
-		"$bw" -p "$1" -S 8 -I "$2" -C 1000 "$addr" >/dev/null || return
+	pair "$tag" log "${e[@]}" "$prog" "${sargs[@]}" -s "$addr" -I "$n" \
+		-C 1000 -T 120000 -- \
+		"${e[@]}" valgrind --tool=callgrind --callgrind-out-file="$f" \
+		--collect-atstart=no --toggle-collect="$tog" \
+		"$prog" "${cargs[@]}" -I "$n" -C 1000 -T 120000 "$addr" \
+		>/dev/null || return
 	awk -v e="$(awk '$1 == "empty_polls:" { print $2 }' "$out/$tag.client")" \
 		'$1 == "summary:" { print $2, e; exit }' "$f"
 }
-icount() {
-	local a b
-	a=$(icount_run "$1" 2000) && b=$(icount_run "$1" 4000) || return 0
-	awk -v a="$a" -v b="$b" 'BEGIN {
+icount() {	# icount KIND PROV
+	local a b per=2
+	[ "$1" != read ] || per=1
+	a=$(icount_run "$1" "$2" 2000) && b=$(icount_run "$1" "$2" 4000) ||
+		return 0
+	awk -v a="$a" -v b="$b" -v per="$per" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
 		d = y[2] - x[2]
-		mark = (d < 0 ? -d : d) > 80 ? "*" : ""
-		printf "%.0f%s\n", (y[1] - x[1]) / 2000 / 2, mark }'
+		mark = (d < 0 ? -d : d) > 2000 * per / 100 ? "*" : ""
+		printf "%.0f%s\n", (y[1] - x[1]) / 2000 / per, mark }'
 }
 
 # perftest message rate (MsgRate, the 5th column, in Mpps) in messages/s
@@ -280,8 +300,8 @@ for _ in 1 2; do
 	best max w_raw perf_bw ib_write_bw 1048576 "$big"
 done
 rows+=("$(row "1 MiB RDMA write bandwidth (MB/s, $big msgs)" "$w_raw" "" "")")
-ic_verbs=$(icount verbs)
-ic_rivet=$(icount rivet)
+ic_verbs=$(icount msg verbs)
+ic_rivet=$(icount msg rivet)
 rows+=("$(row "user-space instructions per 8 B message (callgrind; lower is better)" \
 	"" "$ic_verbs" "$ic_rivet")")
 
@@ -323,6 +343,10 @@ for _ in 1 2 3; do
 	best min ny_m rdm rivet-noyield lat_us -l -m -S 8 -I "$iters"
 	best min ny_mt rdm_log rivet-noyield lat_us lat_typical_us
 done
+declare -A ic=()
+for p in "${provs[@]}"; do
+	ic[$p]=$(icount rdm "$p")
+done
 if command -v mpicc >/dev/null && command -v mpirun >/dev/null &&
    printf '%s\n' "$mpi_src" >/tmp/bench_mpi_lat.c &&
    mpicc -O2 -o "$mpi_lat_prog" /tmp/bench_mpi_lat.c >"$out/mpi_lat.build" 2>&1
@@ -353,6 +377,8 @@ rdm_rows=(
 		"$raw_1m" "${rb[tcp]:-}" "${rb[rivet;ofi_rxm]:-}" "${rb[rivet]:-}")"
 	"$(rrow "Open MPI 8 B ping-pong latency (usec, one-way mean; pml cm, mtl ofi)" \
 		"" "${ml[tcp]:-}" "" "${ml[rivet]:-}")"
+	"$(rrow "user-space instructions per 8 B tagged message (callgrind; lower is better)" \
+		"" "${ic[tcp]:-}" "${ic[rivet;ofi_rxm]:-}" "${ic[rivet]:-}")"
 )
 
 echo
@@ -367,6 +393,11 @@ echo
 echo "| RDM measurement | raw verbs (perftest) | tcp RDM (tcp;ofi_rxm) | rivet;ofi_rxm | rivet RDM | rivet / raw | rivet / rxm | rivet / tcp |"
 echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rdm_rows[@]}"
+case "${ic[*]}" in
+*\**) echo
+      echo "\* the runs' empty polls differ by over 1%: the count is rough." ;;
+esac
+echo
 
 # One-sided: rivet RDM (fi_rivet_rdm_rma_bw; its server sleeps with
 # FI_PROGRESS_AUTO, as perftest's does) against perftest
@@ -399,6 +430,8 @@ for _ in 1 2; do	# latencies: two more runs each (bimodal, as above)
 	best min a_l0 rma_noyield lat_us -o read -l -S 8 -I "$iters"
 	best min a_l0_t rma_log lat_typical_us lat_us -o read -l -S 8 -I "$iters"
 done
+ic_read=$(icount read rivet)
+ic_read_rxm=$(icount read "rivet;ofi_rxm")
 rma_rows=(
 	"$(row "1 MiB RDMA write bandwidth (MB/s, $big ops, 64 in flight)" "$a_wraw" "" "$a_w")"
 	"$(row "1 MiB RDMA read bandwidth (MB/s, $big ops, 64 in flight)" "$a_rraw" "" "$a_r")"
@@ -409,8 +442,9 @@ rma_rows=(
 	"$(row "8-byte fetch-add latency, computed by the target's CPU (usec)" "$a_araw" "" "$a_a")"
 	"$(row "8-byte fetch-add latency, FI_RIVET_NATIVE_ATOMICS=1 (usec)" "$a_araw" "" "$a_n")"
 	"$(row "8-byte native fetch-add latency, typical (median round trip)" "$a_araw_t" "" "$a_n_t")"
+	"$(row "user-space instructions per 8 B read (callgrind; lower is better)" "" "$ic_read_rxm" "$ic_read")"
 )
-echo "| one-sided measurement | raw verbs (perftest) | - | rivet RDM | rivet / raw | - |"
+echo "| one-sided measurement | raw verbs (perftest) | rivet;ofi_rxm | rivet RDM | rivet / raw | rivet / rxm |"
 echo "|---|---|---|---|---|---|"
 printf '%s\n' "${rma_rows[@]}"
 echo

@@ -190,11 +190,7 @@ static ssize_t bw_cq_read(struct fid_cq *cq, struct fi_cq_data_entry *comp,
 /* The only library calls of the ping-pong loop: callgrind run with
  * --collect-atstart=no --toggle-collect='bw_lib_*' counts what the
  * library and the layers under it execute, and nothing of ours. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define BW_LIB __attribute__((noipa))
-#else
-#define BW_LIB __attribute__((noinline))
-#endif
+#define BW_LIB FT_COUNTED
 
 static BW_LIB ssize_t bw_lib_send(void)
 {

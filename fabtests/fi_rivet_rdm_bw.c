@@ -4,12 +4,18 @@
  * window of fi_trecv posted, each message's edges checked, the server
  * acking the last one; or, with -l, a tagged ping-pong (fi_tinject when
  * the size fits the inject size). Setup, AV and the out-of-band name
- * exchange come from the ft_rdm helpers; completions are busy-polled. */
+ * exchange come from the ft_rdm helpers; completions are busy-polled.
+ * With -C USEC, a ping-pong for instruction counts: the client asks for
+ * FI_PROGRESS_MANUAL and sleeps USEC before each poll, so that polls find
+ * their completion, and reports the polls that found nothing; its only
+ * library calls are the rb_lib_* wrappers (callgrind's --toggle-collect).
+ */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/ft_rdm.h"
 
@@ -65,6 +71,8 @@ static struct rb_state g;
 static size_t g_window_opt = RB_DEFAULT_WINDOW;
 static bool g_latency;
 static bool g_manual;	/* -m: ask for FI_PROGRESS_MANUAL data progress */
+static long g_pause_us = -1;	/* -C USEC; -1: busy polling */
+static uint64_t g_empty_polls;	/* -C: the client's polls that found none */
 
 /* ---- options ---------------------------------------------------------- */
 
@@ -83,8 +91,13 @@ static void rb_opt(int op, const char *arg)
 		g_window_opt = val;
 		return;
 	}
-	fprintf(stderr, "fi_rivet_rdm_bw: -W takes 1 to %d, not '%s' "
-		"(try -h)\n", RB_MAX_WINDOW, arg);
+	if (op == 'C' && !*end && end != arg && val >= 0 && val <= 1000000) {
+		g_pause_us = val;
+		g_latency = g_manual = true;
+		return;
+	}
+	fprintf(stderr, "fi_rivet_rdm_bw: -W takes 1 to %d, -C 0 to "
+		"1000000, not '%s' (try -h)\n", RB_MAX_WINDOW, arg);
 	exit(2);
 }
 
@@ -94,10 +107,16 @@ static void rb_parse_opts(int argc, char **argv)
 	ft_opts.timeout_ms = FT_RDM_DEADLINE_MS;
 	ft_opts.iters = RB_DEFAULT_ITERS;
 	ft_opts.size = RB_DEFAULT_SIZE;
-	ft_set_extra_opts("W:lm",
+	ft_set_extra_opts("W:lmC:",
 		" -W N         sends/receives in flight (default 64)\n"
 		" -l           ping-pong latency instead of streaming\n"
-		" -m           ask for FI_PROGRESS_MANUAL data progress\n",
+		" -m           ask for FI_PROGRESS_MANUAL data progress\n"
+		" -C USEC      ping-pong (-l -m), the client sleeping USEC "
+		"before each\n"
+		"              poll (prints empty_polls), for valgrind "
+		"--tool=callgrind\n"
+		"              --collect-atstart=no --toggle-collect='rb_lib_*'"
+		"\n",
 		rb_opt);
 	ft_parse_opts(argc, argv, "RDM tagged streaming bandwidth and message "
 		      "rate, or (-l) ping-pong\nlatency; defaults here: -e rdm "
@@ -185,16 +204,45 @@ static int rb_cq_error(void)
 	return err.err ? -err.err : -FI_EOTHER;
 }
 
-/* Read up to max completions, spinning: their count, or a negative error
- * (-FI_ETIMEDOUT when none came within the timeout). */
+/* The library calls of the ping-pong (-C counts what they execute). */
+static FT_COUNTED ssize_t rb_lib_poll(struct fi_cq_tagged_entry *comp,
+				      size_t max)
+{
+	return fi_cq_read(g.ep.cq, comp, max);
+}
+
+static FT_COUNTED ssize_t rb_lib_trecv(size_t slot, uint64_t seq)
+{
+	/* from any source: there is one peer */
+	return fi_trecv(g.ep.ep, rb_slot(slot), g.size, g.buf.desc,
+			FI_ADDR_UNSPEC, RB_TAG_DATA | seq, 0, &g.ctx[slot]);
+}
+
+static FT_COUNTED ssize_t rb_lib_tinject(void *msg, uint64_t seq)
+{
+	return fi_tinject(g.ep.ep, msg, g.size, g.peer, RB_TAG_DATA | seq);
+}
+
+static FT_COUNTED ssize_t rb_lib_tsend(void *msg, uint64_t seq)
+{
+	return fi_tsend(g.ep.ep, msg, g.size, g.buf.desc, g.peer,
+			RB_TAG_DATA | seq, &g.ack_ctx);
+}
+
+/* Read up to max completions, spinning (the client of -C sleeping before
+ * each read): their count, or a negative error (-FI_ETIMEDOUT when none
+ * came within the timeout). */
 static ssize_t rb_cq_read(struct fi_cq_tagged_entry *comp, size_t max)
 {
 	uint64_t end = ft_now_ms() + ft_timeout_for(g.size);
+	bool sleepy = g_pause_us >= 0 && !ft_is_server();
 	unsigned int n = 0;
 	ssize_t ret;
 
 	for (;;) {
-		ret = fi_cq_read(g.ep.cq, comp, max);
+		if (sleepy && g_pause_us)
+			usleep(g_pause_us);
+		ret = rb_lib_poll(comp, max);
 		if (ret > 0)
 			return ret;
 		if (ret == -FI_EAVAIL)
@@ -204,7 +252,8 @@ static ssize_t rb_cq_read(struct fi_cq_tagged_entry *comp, size_t max)
 				fi_strerror((int)-ret));
 			return ret;
 		}
-		if (!(++n & 1023) && ft_now_ms() >= end)
+		g_empty_polls += sleepy;
+		if ((sleepy || !(++n & 1023)) && ft_now_ms() >= end)
 			break;
 	}
 	fprintf(stderr, "no completion within %d ms\n",
@@ -222,10 +271,7 @@ static int rb_post_recv(size_t slot, uint64_t seq)
 {
 	ssize_t ret;
 
-	/* from any source: there is one peer */
-	ret = RB_POST(fi_trecv(g.ep.ep, rb_slot(slot), g.size, g.buf.desc,
-			       FI_ADDR_UNSPEC, RB_TAG_DATA | seq, 0,
-			       &g.ctx[slot]));
+	ret = RB_POST(rb_lib_trecv(slot, seq));
 	if (ret)
 		return rb_post_err("fi_trecv", ret);
 	g.slot_seq[slot] = seq;
@@ -245,13 +291,11 @@ static int rb_pp_send(uint64_t seq, bool corrupt, bool *send_done)
 	rb_mark(msg, corrupt ? seq + g.total : seq);
 	if (g.size <= g.inject) {
 		*send_done = true;
-		ret = RB_POST(fi_tinject(g.ep.ep, msg, g.size, g.peer,
-					 RB_TAG_DATA | seq));
+		ret = RB_POST(rb_lib_tinject(msg, seq));
 		return ret ? rb_post_err("fi_tinject", ret) : 0;
 	}
 	*send_done = false;
-	ret = RB_POST(fi_tsend(g.ep.ep, msg, g.size, g.buf.desc, g.peer,
-			       RB_TAG_DATA | seq, &g.ack_ctx));
+	ret = RB_POST(rb_lib_tsend(msg, seq));
 	return ret ? rb_post_err("fi_tsend", ret) : 0;
 }
 
@@ -315,6 +359,8 @@ static int rb_pp_client(void)
 	       g.fab.info->fabric_attr->prov_name, ft_opts.iters, g.size,
 	       g.size <= g.inject ? "fi_tinject" : "fi_tsend", t0);
 	printf("lat_us: %.2f\n", t0 * 1e6 / (2.0 * ft_opts.iters));
+	if (g_pause_us >= 0)
+		printf("empty_polls: %" PRIu64 "\n", g_empty_polls);
 	return 0;
 }
 
@@ -590,8 +636,10 @@ static void rb_fit_window(const struct fi_info *info)
 
 static int rb_setup(void)
 {
+	/* what MPI asks for (Open MPI's mtl/ofi without
+	 * MPI_THREAD_MULTIPLE, MPICH's ch4:ofi, fi_pingpong) */
 	struct fi_info *hints = ft_rdm_hints(FI_MSG | FI_TAGGED,
-					     FI_THREAD_UNSPEC);
+					     FI_THREAD_DOMAIN);
 	struct fi_info *info;
 	size_t slots;
 	int ret;

@@ -8,12 +8,17 @@
  * (prints bw_MBps), or with -l waits for each one (prints lat_us: the
  * mean time from post to completion, as perftest's ib_read_lat and
  * ib_atomic_lat report it); -o atomic: fi_fetch_atomic FI_SUM on one
- * FI_UINT64.  Every completion is checked for errors. */
+ * FI_UINT64.  Every completion is checked for errors.  With -C USEC (and
+ * -l), for instruction counts: the client sleeps USEC before each poll,
+ * so that polls find their completion, and reports the polls that found
+ * nothing; its only library calls in the loop are the rrb_lib_* wrappers
+ * (callgrind's --toggle-collect). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
@@ -39,9 +44,11 @@ static struct {
 	enum rrb_op op;
 	bool latency;
 	bool manual;		/* -m */
+	long pause_us;		/* -C USEC; -1: busy polling */
+	uint64_t empty_polls;	/* -C: polls that found nothing */
 	size_t window;
 	struct fi_context2 ctx[RRB_MAX_WINDOW];
-} g = { .window = 64 };
+} g = { .window = 64, .pause_us = -1 };
 
 static void rrb_opt(int op, const char *arg)
 {
@@ -66,6 +73,12 @@ static void rrb_opt(int op, const char *arg)
 		g.window = strtoul(arg, NULL, 0);
 		if (!g.window || g.window > RRB_MAX_WINDOW)
 			exit(2);
+		break;
+	case 'C':
+		g.pause_us = strtol(arg, NULL, 0);
+		if (g.pause_us < 0 || g.pause_us > 1000000)
+			exit(2);
+		g.latency = true;
 		break;
 	}
 }
@@ -112,7 +125,7 @@ static int rrb_server(void)
 
 /* ---- client ----------------------------------------------------------- */
 
-static ssize_t rrb_post(size_t i)
+static FT_COUNTED ssize_t rrb_lib_post(size_t i)
 {
 	uint8_t *local = (uint8_t *)g.buf.ptr + (i % g.window) * ft_opts.size;
 	uint64_t raddr = g.keys.addr + (i % g.window) * ft_opts.size;
@@ -133,12 +146,23 @@ static ssize_t rrb_post(size_t i)
 	}
 }
 
+static FT_COUNTED ssize_t rrb_lib_poll(struct fi_cq_tagged_entry *e,
+				       size_t max)
+{
+	return fi_cq_read(g.ep.cq, e, max);
+}
+
 /* Reap up to the completions in flight; -1 on an error completion. */
 static int rrb_reap(size_t *inflight)
 {
 	struct fi_cq_tagged_entry e[16];
 	struct fi_cq_err_entry err = { 0 };
-	ssize_t n = fi_cq_read(g.ep.cq, e, 16);
+	ssize_t n;
+
+	if (g.pause_us > 0)
+		usleep(g.pause_us);
+	n = rrb_lib_poll(e, 16);
+	g.empty_polls += g.pause_us >= 0 && n == -FI_EAGAIN;
 
 	if (n == -FI_EAVAIL) {
 		fi_cq_readerr(g.ep.cq, &err, 0);
@@ -176,7 +200,7 @@ static int rrb_client(void)
 		if (posted < total && inflight < window &&
 		    (posted != RRB_WARMUP || done == RRB_WARMUP)) {
 			tpost = rtt ? rrb_now() : 0;
-			ret = rrb_post(posted);
+			ret = rrb_lib_post(posted);
 			if (!ret) {
 				posted++;
 				inflight++;
@@ -203,6 +227,8 @@ static int rrb_client(void)
 	t = rrb_now() - t0;
 	if (g.latency) {
 		printf("lat_us: %.2f\n", t * 1e6 / ft_opts.iters);
+		if (g.pause_us >= 0)
+			printf("empty_polls: %" PRIu64 "\n", g.empty_polls);
 		ft_report_percentiles("lat", rtt, ft_opts.iters, 1);
 		free(rtt);
 	} else
@@ -256,12 +282,18 @@ int main(int argc, char **argv)
 	ft_opts.ep_type = FI_EP_RDM;
 	ft_opts.iters = 1000;
 	ft_opts.size = 8;
-	ft_set_extra_opts("o:lmW:", " -o OP        write (default), read or "
+	ft_set_extra_opts("o:lmW:C:", " -o OP        write (default), read or "
 			  "atomic (8-byte fetch-add)\n"
 			  " -l           latency: one operation at a time\n"
 			  " -m           FI_PROGRESS_MANUAL, the server "
 			  "busy-polls\n"
-			  " -W N         operations in flight (default 64)\n",
+			  " -W N         operations in flight (default 64)\n"
+			  " -C USEC      -l, the client sleeping USEC before "
+			  "each poll (prints\n"
+			  "              empty_polls), for valgrind "
+			  "--tool=callgrind\n"
+			  "              --collect-atstart=no "
+			  "--toggle-collect='rrb_lib_*'\n",
 			  rrb_opt);
 	ft_parse_opts(argc, argv, "RDM RMA/atomic bandwidth and latency "
 		      "(the client prints bw_MBps or lat_us).", true);

@@ -27,6 +27,16 @@
 #define FT_CM_BUF_SIZE 512
 #define FT_MAX_IOV 8
 
+/* A wrapper around the library calls whose instructions a benchmark
+ * counts (valgrind --tool=callgrind --collect-atstart=no
+ * --toggle-collect='PREFIX*'): kept out of line and out of inter-
+ * procedural analysis, so that callgrind sees every call. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define FT_COUNTED __attribute__((noipa))
+#else
+#define FT_COUNTED __attribute__((noinline))
+#endif
+
 /* Application-side mr_mode bits and mode bits the tests can satisfy. */
 #define FT_MR_MODE (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
 		    FI_MR_PROV_KEY)

@@ -274,7 +274,8 @@ struct rivet_domain {
 	 * completion is found, an empty poll yields the CPU to the kernel
 	 * workers that move the data once every poll_yield_ns. */
 	uint64_t poll_yield_ns;
-	_Atomic uint64_t poll_busy_ns;	/* last found work, or yielded */
+	_Atomic uint64_t poll_busy_ns;	/* idle since, or yielded at */
+	atomic_bool poll_found;		/* found work since the last idle poll */
 };
 
 static inline uint64_t rivet_now_ns(void)
@@ -285,20 +286,30 @@ static inline uint64_t rivet_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A poll of the domain's CQs or counters found work (found) or none. */
+/* A poll of the domain's CQs or counters found work (found) or none.  A
+ * poll that finds work only marks it (the clock is not read on the path
+ * that delivers a completion); the first empty poll after it starts the
+ * idle period. */
 static inline void rivet_domain_polled(struct rivet_domain *dom, bool found)
 {
 	uint64_t now;
 
 	if (!dom->poll_yield_ns)
 		return;
+	if (found) {
+		atomic_store_explicit(&dom->poll_found, true,
+				      memory_order_relaxed);
+		return;
+	}
 	now = rivet_now_ns();
-	if (found)
+	if (atomic_load_explicit(&dom->poll_found, memory_order_relaxed)) {
+		atomic_store_explicit(&dom->poll_found, false,
+				      memory_order_relaxed);
 		atomic_store_explicit(&dom->poll_busy_ns, now,
 				      memory_order_relaxed);
-	else if (now - atomic_load_explicit(&dom->poll_busy_ns,
-					    memory_order_relaxed) >=
-		 dom->poll_yield_ns) {
+	} else if (now - atomic_load_explicit(&dom->poll_busy_ns,
+					      memory_order_relaxed) >=
+		   dom->poll_yield_ns) {
 		/* at most one yield per poll_yield_ns of idling: one lets
 		 * whatever waits for this CPU run; more only add syscalls */
 		sched_yield();
@@ -520,8 +531,11 @@ struct rivet_cq {
 	 * verbs CQ of its own), so fi_cq_read skips it while there are none */
 	atomic_int msg_eps;
 	/* RDM endpoints whose progress fills this CQ: fi_cq_read drives
-	 * them.  src_lock is outermost: src_lock, ep->lock, cq->lock. */
+	 * them.  src_lock is outermost: src_lock, ep->lock, cq->lock; it
+	 * is taken unless src_locking is off (FI_THREAD_DOMAIN: sources come
+	 * and go in calls the application serializes with its reads). */
 	pthread_mutex_t src_lock;
+	bool src_locking;
 	struct rivet_rdm_ep **srcs;
 	size_t nsrcs, srcs_cap;
 	char err_buf[96];	/* backing for the last readerr's err_data */
@@ -557,6 +571,7 @@ int rivet_cq_arm(struct rivet_cq *cq);
 void rivet_cq_consume_events(struct rivet_cq *cq);
 int rivet_cq_trywait(struct rivet_cq *cq);
 const char *rivet_wc_status_str(int status);
+void rivet_cq_need_lock(struct rivet_cq *cq);
 int rivet_cq_add_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep);
 void rivet_cq_del_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep);
 /* Queues a completion produced in software (RDM protocol). */

@@ -248,7 +248,8 @@ struct rivet_rdm_ep {
 	struct fid_ep ep_fid;
 	struct rivet_domain *domain;
 	struct fi_info *info;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;	/* rivet_rdm_lock: see there */
+	bool locking;
 	bool enabled;
 	struct rivet_av *av;
 	struct rivet_cq *tx_cq, *rx_cq;
@@ -295,6 +296,21 @@ struct rivet_rdm_ep {
 	struct rivet_rx_op *posted_msg, *posted_tag;
 	struct rivet_unexp *unexp_msg, *unexp_tag;
 };
+
+/* The endpoint's lock, taken only where two threads may meet in it: not
+ * under FI_THREAD_DOMAIN (the application serializes every call into the
+ * domain) without a progress thread of ours (FI_PROGRESS_MANUAL). */
+static inline void rivet_rdm_lock(struct rivet_rdm_ep *ep)
+{
+	if (ep->locking)
+		pthread_mutex_lock(&ep->lock);
+}
+
+static inline void rivet_rdm_unlock(struct rivet_rdm_ep *ep)
+{
+	if (ep->locking)
+		pthread_mutex_unlock(&ep->lock);
+}
 
 static inline struct rivet_rdm_ep *to_rrdm(struct fid_ep *ep)
 {

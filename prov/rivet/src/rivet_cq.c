@@ -346,12 +346,31 @@ static ssize_t rivet_cq_pop_locked(struct rivet_cq *cq, void *buf,
 
 /* ---- RDM endpoints as completion sources ---- */
 
+static void rivet_cq_src_lock(struct rivet_cq *cq)
+{
+	if (cq->src_locking)
+		pthread_mutex_lock(&cq->src_lock);
+}
+
+static void rivet_cq_src_unlock(struct rivet_cq *cq)
+{
+	if (cq->src_locking)
+		pthread_mutex_unlock(&cq->src_lock);
+}
+
+/* A thread of ours is about to write into cq (an endpoint's progress
+ * thread): its lock cannot stay off, whatever the threading level. */
+void rivet_cq_need_lock(struct rivet_cq *cq)
+{
+	cq->lock.on = true;
+}
+
 int rivet_cq_add_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep)
 {
 	struct rivet_rdm_ep **srcs;
 	int ret = 0;
 
-	pthread_mutex_lock(&cq->src_lock);
+	rivet_cq_src_lock(cq);
 	if (cq->nsrcs == cq->srcs_cap) {
 		srcs = realloc(cq->srcs, (cq->srcs_cap * 2 + 4) *
 				       sizeof(*srcs));
@@ -364,7 +383,7 @@ int rivet_cq_add_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep)
 	}
 	cq->srcs[cq->nsrcs++] = ep;
 out:
-	pthread_mutex_unlock(&cq->src_lock);
+	rivet_cq_src_unlock(cq);
 	return ret;
 }
 
@@ -372,14 +391,14 @@ void rivet_cq_del_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep)
 {
 	size_t i;
 
-	pthread_mutex_lock(&cq->src_lock);
+	rivet_cq_src_lock(cq);
 	for (i = 0; i < cq->nsrcs; i++) {
 		if (cq->srcs[i] != ep)
 			continue;
 		cq->srcs[i] = cq->srcs[--cq->nsrcs];
 		break;
 	}
-	pthread_mutex_unlock(&cq->src_lock);
+	rivet_cq_src_unlock(cq);
 }
 
 static void rivet_cq_progress_sources(struct rivet_cq *cq)
@@ -388,10 +407,10 @@ static void rivet_cq_progress_sources(struct rivet_cq *cq)
 
 	if (!cq->nsrcs)
 		return;
-	pthread_mutex_lock(&cq->src_lock);
+	rivet_cq_src_lock(cq);
 	for (i = 0; i < cq->nsrcs; i++)
 		rivet_rdm_ep_progress(cq->srcs[i]);
-	pthread_mutex_unlock(&cq->src_lock);
+	rivet_cq_src_unlock(cq);
 }
 
 /* Before a sleep: the data path looks at rdma_cm channels only now and
@@ -402,10 +421,10 @@ static void rivet_cq_progress_sources_cm(struct rivet_cq *cq)
 
 	if (!cq->nsrcs)
 		return;
-	pthread_mutex_lock(&cq->src_lock);
+	rivet_cq_src_lock(cq);
 	for (i = 0; i < cq->nsrcs; i++)
 		rivet_rdm_ep_progress_cm(cq->srcs[i]);
-	pthread_mutex_unlock(&cq->src_lock);
+	rivet_cq_src_unlock(cq);
 }
 
 void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e)
@@ -437,7 +456,10 @@ static ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 
 	rivet_cq_progress_sources(cq);
 	rivet_lock_acquire(&cq->lock);
-	ret = rivet_cq_poll_locked(cq);
+	/* the test of rivet_cq_poll_locked, without the call: RDM CQs */
+	ret = cq->hidden || atomic_load_explicit(&cq->msg_eps,
+						 memory_order_relaxed) ?
+	      rivet_cq_poll_locked(cq) : 0;
 	if (cq->emu_pending && !cq->emu_running) {
 		rivet_lock_release(&cq->lock);
 		rivet_msg_emu_run(cq);
@@ -781,6 +803,7 @@ static int rivet_cq_construct(struct rivet_cq *cq, struct rivet_domain *domain,
 
 	cq->domain = domain;
 	pthread_mutex_init(&cq->src_lock, NULL);
+	cq->src_locking = domain->threading != FI_THREAD_DOMAIN;
 	cq->wait.epfd = cq->wait.efd = -1;
 	atomic_init(&cq->refcnt, 0);
 	atomic_init(&cq->signaled, false);

@@ -108,11 +108,13 @@ void rivet_rx_op_free(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
 size_t rivet_rx_target(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 		       size_t msg_len, struct iovec *iov, void **desc)
 {
-	size_t cap;
+	size_t cap, i;
 
-	if (!rx->multi) {
-		memcpy(iov, rx->iov, rx->count * sizeof(*iov));
-		memcpy(desc, rx->desc, rx->count * sizeof(*desc));
+	if (!rx->multi) {	/* a few entries: no memcpy calls */
+		for (i = 0; i < rx->count; i++) {
+			iov[i] = rx->iov[i];
+			desc[i] = rx->desc[i];
+		}
 		return rx->count;
 	}
 	cap = rx->len - rx->offset;

@@ -191,7 +191,7 @@ static ssize_t rivet_atomic_start(struct rivet_rdm_ep *ep,
 		return ret;
 	if (ep->domain->native_atomics)
 		return rivet_atomic_native(ep, req);
-	pthread_mutex_lock(&ep->lock);
+	rivet_rdm_lock(ep);
 	ret = -FI_EOPBADSTATE;
 	if (!ep->enabled)
 		goto out;
@@ -211,7 +211,7 @@ static ssize_t rivet_atomic_start(struct rivet_rdm_ep *ep,
 		LL_PREPEND(ep->tx_free, op);
 	}
 out:
-	pthread_mutex_unlock(&ep->lock);
+	rivet_rdm_unlock(ep);
 	return ret;
 }
 

@@ -244,9 +244,15 @@ static int rivet_rdm_ep_enable(struct rivet_rdm_ep *ep)
 	if (ret)
 		return ret;
 	ep->enabled = true;
-	if (rivet_rdm_ep_auto(ep))
-		return rivet_rdm_thread_start(ep);
-	return 0;
+	if (!rivet_rdm_ep_auto(ep))
+		return 0;
+	/* our thread writes their completions: whatever the threading
+	 * level spared them, the CQs need their locks now (the application
+	 * does not use them during this call: its threading level says so)
+	 */
+	rivet_cq_need_lock(ep->tx_cq);
+	rivet_cq_need_lock(ep->rx_cq);
+	return rivet_rdm_thread_start(ep);
 }
 
 static int rivet_rdm_ep_control(struct fid *fid, int command, void *arg)
@@ -258,9 +264,9 @@ static int rivet_rdm_ep_control(struct fid *fid, int command, void *arg)
 
 	switch (command) {
 	case FI_ENABLE:
-		pthread_mutex_lock(&ep->lock);
+		rivet_rdm_lock(ep);
 		ret = rivet_rdm_ep_enable(ep);
-		pthread_mutex_unlock(&ep->lock);
+		rivet_rdm_unlock(ep);
 		return ret;
 	case FI_GETOPSFLAG:
 		if (!flags || ((*flags & FI_TRANSMIT) && (*flags & FI_RECV)))
@@ -455,9 +461,9 @@ static ssize_t rivet_rdm_ep_tx_size_left(struct fid_ep *fid)
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	pthread_mutex_lock(&ep->lock);
+	rivet_rdm_lock(ep);
 	LL_COUNT(ep->tx_free, op, n);
-	pthread_mutex_unlock(&ep->lock);
+	rivet_rdm_unlock(ep);
 	return n;
 }
 
@@ -548,6 +554,9 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 
 	ep->domain = dom;
 	pthread_mutex_init(&ep->lock, NULL);
+	ep->locking = dom->threading != FI_THREAD_DOMAIN ||
+		      (info->domain_attr &&
+		       info->domain_attr->data_progress == FI_PROGRESS_AUTO);
 	ep->caps = info->caps;
 	ep->rma_event = (info->caps |
 			 (info->rx_attr ? info->rx_attr->caps : 0)) &
@@ -617,7 +626,7 @@ void rivet_rdm_ep_addr_removed(struct rivet_rdm_ep *ep, fi_addr_t addr)
 	struct rivet_conn *conn;
 	size_t i;
 
-	pthread_mutex_lock(&ep->lock);
+	rivet_rdm_lock(ep);
 	for (i = 0; i < ep->nconns; i++) {
 		conn = ep->conns[i];
 		if (conn->addr != addr || conn->state == RIVET_CONN_CLOSED)
@@ -627,5 +636,5 @@ void rivet_rdm_ep_addr_removed(struct rivet_rdm_ep *ep, fi_addr_t addr)
 		rivet_conn_fail(conn, FI_ECONNABORTED);
 		conn->addr = FI_ADDR_NOTAVAIL;
 	}
-	pthread_mutex_unlock(&ep->lock);
+	rivet_rdm_unlock(ep);
 }

@@ -103,7 +103,7 @@ static ssize_t rivet_rdm_send(struct rivet_rdm_ep *ep,
 	if (req->count > RIVET_RDM_IOV_LIMIT || len > ep->max_msg_size ||
 	    ((req->flags & FI_INJECT) && len > RIVET_RDM_INJECT_SIZE))
 		return -FI_EINVAL;
-	pthread_mutex_lock(&ep->lock);
+	rivet_rdm_lock(ep);
 	ret = -FI_EOPBADSTATE;
 	if (!ep->enabled)
 		goto out;
@@ -121,7 +121,7 @@ static ssize_t rivet_rdm_send(struct rivet_rdm_ep *ep,
 		LL_PREPEND(ep->tx_free, op);
 	}
 out:
-	pthread_mutex_unlock(&ep->lock);
+	rivet_rdm_unlock(ep);
 	return ret;
 }
 
@@ -176,12 +176,15 @@ static struct rivet_rx_op *rivet_rdm_rx_alloc(struct rivet_rdm_ep *ep,
 
 	if (rx) {
 		ep->rx_free = rx->next;
-		memset(rx, 0, sizeof(*rx));
 	} else {
-		rx = calloc(1, sizeof(*rx));
+		rx = malloc(sizeof(*rx));
 		if (!rx)
 			return NULL;
 	}
+	/* every field, the iovs only up to count (nothing reads beyond) */
+	rx->next = rx->prev = NULL;
+	rx->offset = rx->inflight = 0;
+	rx->released = rx->posted = false;
 	rx->context = req->context;
 	rx->op_flags = req->flags;
 	rx->cq_flags = FI_RECV | (req->tagged ? FI_TAGGED : FI_MSG);
@@ -189,6 +192,8 @@ static struct rivet_rx_op *rivet_rdm_rx_alloc(struct rivet_rdm_ep *ep,
 	rx->tag = req->tagged ? req->tag : 0;
 	rx->ignore = req->tagged ? req->ignore : ~0ULL;
 	rx->count = req->count;
+	rx->iov[0] = (struct iovec) { 0 };	/* count 0: an empty buffer */
+	rx->desc[0] = NULL;
 	for (i = 0; i < req->count; i++) {
 		rx->iov[i] = req->iov[i];
 		rx->desc[i] = req->desc ? req->desc[i] : NULL;
@@ -239,7 +244,7 @@ static ssize_t rivet_rdm_recv(struct rivet_rdm_ep *ep,
 	if (req->count > RIVET_RDM_IOV_LIMIT ||
 	    ((req->flags & FI_MULTI_RECV) && req->count != 1))
 		return -FI_EINVAL;
-	pthread_mutex_lock(&ep->lock);
+	rivet_rdm_lock(ep);
 	if (!ep->enabled) {
 		ret = -FI_EOPBADSTATE;
 	} else if (req->flags & (FI_PEEK | FI_CLAIM)) {
@@ -253,7 +258,7 @@ static ssize_t rivet_rdm_recv(struct rivet_rdm_ep *ep,
 		else
 			ret = -FI_ENOMEM;
 	}
-	pthread_mutex_unlock(&ep->lock);
+	rivet_rdm_unlock(ep);
 	return ret;
 }
 
@@ -352,7 +357,7 @@ ssize_t rivet_rdm_cancel(struct rivet_rdm_ep *ep, void *context)
 				    .src = FI_ADDR_NOTAVAIL };
 	ssize_t ret = -FI_ENOENT;
 
-	pthread_mutex_lock(&ep->lock);
+	rivet_rdm_lock(ep);
 	rx = rivet_rdm_find_ctx(ep->posted_tag, context);
 	if (!rx)
 		rx = rivet_rdm_find_ctx(ep->posted_msg, context);
@@ -365,7 +370,7 @@ ssize_t rivet_rdm_cancel(struct rivet_rdm_ep *ep, void *context)
 		rivet_rx_retire(ep, rx);
 		ret = 0;
 	}
-	pthread_mutex_unlock(&ep->lock);
+	rivet_rdm_unlock(ep);
 	return ret;
 }
 

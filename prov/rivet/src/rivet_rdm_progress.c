@@ -166,18 +166,18 @@ int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
  * when the progress thread's poll says the channel has an event). */
 void rivet_rdm_ep_progress_cm(struct rivet_rdm_ep *ep)
 {
-	pthread_mutex_lock(&ep->lock);
+	rivet_rdm_lock(ep);
 	if (ep->enabled)
 		rivet_rdm_progress_cm(ep);
-	pthread_mutex_unlock(&ep->lock);
+	rivet_rdm_unlock(ep);
 }
 
 int rivet_rdm_ep_progress(struct rivet_rdm_ep *ep)
 {
 	int ret;
 
-	pthread_mutex_lock(&ep->lock);
+	rivet_rdm_lock(ep);
 	ret = ep->enabled ? rivet_rdm_progress_locked(ep) : 0;
-	pthread_mutex_unlock(&ep->lock);
+	rivet_rdm_unlock(ep);
 	return ret;
 }

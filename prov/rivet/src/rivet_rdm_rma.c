@@ -340,6 +340,84 @@ static int rivet_rma_start_locked(struct rivet_rdm_ep *ep,
 	return ret;
 }
 
+/*
+ * The common case in a few dozen instructions (it is most of what MPI's
+ * one-sided and SHMEM puts and gets are): one local buffer that the
+ * application registered for the access, the connection up with nothing
+ * queued on it, no event, fence, delivery-complete, data or inject to
+ * arrange.  The work request goes straight to the QP; the operation is
+ * the same tx op the general path makes, completed by the same code.
+ * RIVET_RMA_SLOW: not such a case (or no tx op free), the caller takes the
+ * general path, which also gives every error its code.
+ */
+#define RIVET_RMA_SLOW 1
+
+static int rivet_rma_fast_locked(struct rivet_rdm_ep *ep,
+				 const struct rivet_rma_req *req)
+{
+	const uint64_t slow_flags = FI_INJECT | FI_FENCE | FI_REMOTE_CQ_DATA |
+				    RIVET_RMA_SILENT;
+	int access = req->read ? IBV_ACCESS_LOCAL_WRITE : 0;
+	struct rivet_mr *mr = req->desc ? req->desc[0] : NULL;
+	size_t len = req->iov[0].iov_len;
+	struct rivet_tx_op *op = ep->tx_free;
+	struct ibv_send_wr wr, *bad;
+	struct rivet_conn *conn;
+	int ret;
+
+	if (!op || !ep->enabled || req->addr >= ep->ntx_conns ||
+	    !(conn = ep->tx_conns[req->addr]) ||
+	    conn->state != RIVET_CONN_UP || conn->queued ||
+	    conn->peer_rma_event || (req->flags & slow_flags) ||
+	    (!req->read && (req->flags & FI_DELIVERY_COMPLETE)) ||
+	    !mr || !mr->ibv_mr || (mr->ibv_access & access) != access ||
+	    !len || len > ep->max_msg_size ||
+	    len > ep->domain->dev->max_msg_size)
+		return RIVET_RMA_SLOW;
+	op->wr.opcode = req->read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+	op->wr.raddr = req->rma->addr;
+	op->wr.rkey = (uint32_t)req->rma->key;
+	op->wr.send_flags = !req->read && len <= ep->max_inline ?
+			    IBV_SEND_INLINE : 0;
+	op->wr.nsge = 1;
+	op->wr.sges[0] = (struct ibv_sge) {
+		.addr = (uintptr_t)req->iov[0].iov_base,
+		.length = (uint32_t)len, .lkey = mr->ibv_mr->lkey,
+	};
+	op->wr.delivery = op->wr.fetch = op->wr.event = false;
+	op->wr.ctrl_held = 0;
+	op->wr.wcs = 1;
+	op->wr.err = op->wr.prov_errno = 0;
+	op->wr.count = 0;
+	/* the fields an RDMA READ or WRITE has (no 120-byte zeroing) */
+	wr.wr_id = (uintptr_t)op;
+	wr.next = NULL;
+	wr.sg_list = op->wr.sges;
+	wr.num_sge = 1;
+	wr.opcode = op->wr.opcode;
+	wr.send_flags = IBV_SEND_SIGNALED | op->wr.send_flags;
+	wr.imm_data = 0;
+	wr.wr.rdma.remote_addr = op->wr.raddr;
+	wr.wr.rdma.rkey = op->wr.rkey;
+	ret = ibv_post_send(conn->qp, &wr, &bad);
+	if (ret)	/* the general path retries it and names the error */
+		return RIVET_RMA_SLOW;
+	LL_DELETE(ep->tx_free, op);
+	op->rma = true;
+	op->rndv = op->fin_seen = op->fenced = false;
+	op->nmrs = 0;
+	op->conn = conn;
+	op->context = req->context;
+	op->cq_flags = FI_RMA | (req->read ? FI_READ : FI_WRITE);
+	op->report = !ep->tx_selective || (req->flags & FI_COMPLETION);
+	op->tag = 0;
+	op->len = len;
+	op->state = RIVET_TX_POSTED;
+	op->counted = true;
+	conn->inflight++;
+	return 0;
+}
+
 static ssize_t rivet_rma_start(struct rivet_rdm_ep *ep,
 			       const struct rivet_rma_req *req)
 {
@@ -348,10 +426,13 @@ static ssize_t rivet_rma_start(struct rivet_rdm_ep *ep,
 
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&ep->lock);
-	ret = ep->enabled ? rivet_rma_start_locked(ep, req, len) :
-			    -FI_EOPBADSTATE;
-	pthread_mutex_unlock(&ep->lock);
+	rivet_rdm_lock(ep);
+	ret = req->count == 1 ? rivet_rma_fast_locked(ep, req) :
+				RIVET_RMA_SLOW;
+	if (ret == RIVET_RMA_SLOW)
+		ret = ep->enabled ? rivet_rma_start_locked(ep, req, len) :
+				    -FI_EOPBADSTATE;
+	rivet_rdm_unlock(ep);
 	return ret;
 }
 
@@ -367,7 +448,7 @@ ssize_t rivet_rma_native_atomic(struct rivet_rdm_ep *ep, fi_addr_t addr,
 	struct rivet_tx_op *op;
 	int ret;
 
-	pthread_mutex_lock(&ep->lock);
+	rivet_rdm_lock(ep);
 	ret = -FI_EOPBADSTATE;
 	if (!ep->enabled)
 		goto out;
@@ -412,7 +493,7 @@ ssize_t rivet_rma_native_atomic(struct rivet_rdm_ep *ep, fi_addr_t addr,
 		LL_PREPEND(ep->tx_free, op);
 	}
 out:
-	pthread_mutex_unlock(&ep->lock);
+	rivet_rdm_unlock(ep);
 	return ret;
 }
 

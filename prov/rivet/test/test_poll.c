@@ -34,21 +34,30 @@ Test(poll, parameter_overrides_the_device)
 Test(poll, found_work_restarts_the_idle_clock)
 {
 	struct rivet_domain dom = { .poll_yield_ns = 0 };
-	uint64_t before;
+	uint64_t before, stamp;
 
 	rivet_domain_polled(&dom, true);	/* off: nothing recorded */
+	rivet_domain_polled(&dom, false);
 	cr_assert_eq(atomic_load(&dom.poll_busy_ns), 0);
+	cr_assert_not(atomic_load(&dom.poll_found));
 
+	/* long idle: the next empty poll would yield, but work was found
+	 * in between, so it restarts the idle clock instead */
 	dom.poll_yield_ns = 1000000000ull;
+	atomic_store(&dom.poll_busy_ns, 1);
+	rivet_domain_polled(&dom, true);	/* marks, reads no clock */
+	cr_assert(atomic_load(&dom.poll_found));
+	cr_assert_eq(atomic_load(&dom.poll_busy_ns), 1);
 	before = rivet_now_ns();
-	rivet_domain_polled(&dom, true);
-	cr_assert_geq(atomic_load(&dom.poll_busy_ns), before);
-	cr_assert_leq(atomic_load(&dom.poll_busy_ns), rivet_now_ns());
+	rivet_domain_polled(&dom, false);
+	stamp = atomic_load(&dom.poll_busy_ns);
+	cr_assert_geq(stamp, before);
+	cr_assert_leq(stamp, rivet_now_ns());
+	cr_assert_not(atomic_load(&dom.poll_found));
 
-	before = atomic_load(&dom.poll_busy_ns);
 	rivet_domain_polled(&dom, false);	/* idle polls leave it */
 	rivet_domain_polled(&dom, false);
-	cr_assert_eq(atomic_load(&dom.poll_busy_ns), before);
+	cr_assert_eq(atomic_load(&dom.poll_busy_ns), stamp);
 }
 
 Test(poll, one_yield_per_period_of_idling)
