@@ -352,6 +352,74 @@ static int rivet_rma_start_locked(struct rivet_rdm_ep *ep,
  */
 #define RIVET_RMA_SLOW 1
 
+/* The connection to addr when an operation may go straight to its QP:
+ * up, nothing queued before it, no RMA events asked for; else NULL. */
+static struct rivet_conn *rivet_rma_direct_conn(struct rivet_rdm_ep *ep,
+						fi_addr_t addr)
+{
+	struct rivet_conn *conn;
+
+	if (!ep->enabled || addr >= ep->ntx_conns)
+		return NULL;
+	conn = ep->tx_conns[addr];
+	if (!conn || conn->state != RIVET_CONN_UP || conn->queued ||
+	    conn->peer_rma_event)
+		return NULL;
+	return conn;
+}
+
+/* Posts ep->tx_free's first op, whose op->wr the caller filled in (one
+ * work request: nsge, sges, opcode, raddr, rkey, send_flags, and for the
+ * atomics compare_add, swap), then makes it a posted tx op of conn's.
+ * RIVET_RMA_SLOW when the QP refused it (the general path retries it and
+ * names the error). */
+static int rivet_rma_direct(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+			    void *context, uint64_t cq_flags, uint64_t flags,
+			    size_t len)
+{
+	struct rivet_tx_op *op = ep->tx_free;
+	struct ibv_send_wr wr, *bad;
+
+	op->wr.delivery = op->wr.event = false;
+	op->wr.ctrl_held = 0;
+	op->wr.wcs = 1;
+	op->wr.err = op->wr.prov_errno = 0;
+	/* the fields of this work request only (no 120-byte zeroing) */
+	wr.wr_id = (uintptr_t)op;
+	wr.next = NULL;
+	wr.sg_list = op->wr.sges;
+	wr.num_sge = op->wr.nsge;
+	wr.opcode = op->wr.opcode;
+	wr.send_flags = IBV_SEND_SIGNALED | op->wr.send_flags;
+	wr.imm_data = 0;
+	if (op->wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+	    op->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		wr.wr.atomic.remote_addr = op->wr.raddr;
+		wr.wr.atomic.rkey = op->wr.rkey;
+		wr.wr.atomic.compare_add = op->wr.compare_add;
+		wr.wr.atomic.swap = op->wr.swap;
+	} else {
+		wr.wr.rdma.remote_addr = op->wr.raddr;
+		wr.wr.rdma.rkey = op->wr.rkey;
+	}
+	if (ibv_post_send(conn->qp, &wr, &bad))
+		return RIVET_RMA_SLOW;
+	LL_DELETE(ep->tx_free, op);
+	op->rma = true;
+	op->rndv = op->fin_seen = op->fenced = false;
+	op->nmrs = 0;
+	op->conn = conn;
+	op->context = context;
+	op->cq_flags = cq_flags;
+	op->report = !ep->tx_selective || (flags & FI_COMPLETION);
+	op->tag = 0;
+	op->len = len;
+	op->state = RIVET_TX_POSTED;
+	op->counted = true;
+	conn->inflight++;
+	return 0;
+}
+
 static int rivet_rma_fast_locked(struct rivet_rdm_ep *ep,
 				 const struct rivet_rma_req *req)
 {
@@ -361,18 +429,14 @@ static int rivet_rma_fast_locked(struct rivet_rdm_ep *ep,
 	struct rivet_mr *mr = req->desc ? req->desc[0] : NULL;
 	size_t len = req->iov[0].iov_len;
 	struct rivet_tx_op *op = ep->tx_free;
-	struct ibv_send_wr wr, *bad;
 	struct rivet_conn *conn;
-	int ret;
 
-	if (!op || !ep->enabled || req->addr >= ep->ntx_conns ||
-	    !(conn = ep->tx_conns[req->addr]) ||
-	    conn->state != RIVET_CONN_UP || conn->queued ||
-	    conn->peer_rma_event || (req->flags & slow_flags) ||
+	if (!op || (req->flags & slow_flags) ||
 	    (!req->read && (req->flags & FI_DELIVERY_COMPLETE)) ||
 	    !mr || !mr->ibv_mr || (mr->ibv_access & access) != access ||
 	    !len || len > ep->max_msg_size ||
-	    len > ep->domain->dev->max_msg_size)
+	    len > ep->domain->dev->max_msg_size ||
+	    !(conn = rivet_rma_direct_conn(ep, req->addr)))
 		return RIVET_RMA_SLOW;
 	op->wr.opcode = req->read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
 	op->wr.raddr = req->rma->addr;
@@ -384,38 +448,11 @@ static int rivet_rma_fast_locked(struct rivet_rdm_ep *ep,
 		.addr = (uintptr_t)req->iov[0].iov_base,
 		.length = (uint32_t)len, .lkey = mr->ibv_mr->lkey,
 	};
-	op->wr.delivery = op->wr.fetch = op->wr.event = false;
-	op->wr.ctrl_held = 0;
-	op->wr.wcs = 1;
-	op->wr.err = op->wr.prov_errno = 0;
+	op->wr.fetch = false;
 	op->wr.count = 0;
-	/* the fields an RDMA READ or WRITE has (no 120-byte zeroing) */
-	wr.wr_id = (uintptr_t)op;
-	wr.next = NULL;
-	wr.sg_list = op->wr.sges;
-	wr.num_sge = 1;
-	wr.opcode = op->wr.opcode;
-	wr.send_flags = IBV_SEND_SIGNALED | op->wr.send_flags;
-	wr.imm_data = 0;
-	wr.wr.rdma.remote_addr = op->wr.raddr;
-	wr.wr.rdma.rkey = op->wr.rkey;
-	ret = ibv_post_send(conn->qp, &wr, &bad);
-	if (ret)	/* the general path retries it and names the error */
-		return RIVET_RMA_SLOW;
-	LL_DELETE(ep->tx_free, op);
-	op->rma = true;
-	op->rndv = op->fin_seen = op->fenced = false;
-	op->nmrs = 0;
-	op->conn = conn;
-	op->context = req->context;
-	op->cq_flags = FI_RMA | (req->read ? FI_READ : FI_WRITE);
-	op->report = !ep->tx_selective || (req->flags & FI_COMPLETION);
-	op->tag = 0;
-	op->len = len;
-	op->state = RIVET_TX_POSTED;
-	op->counted = true;
-	conn->inflight++;
-	return 0;
+	return rivet_rma_direct(ep, conn, req->context, FI_RMA |
+				(req->read ? FI_READ : FI_WRITE), req->flags,
+				len);
 }
 
 static ssize_t rivet_rma_start(struct rivet_rdm_ep *ep,
@@ -449,6 +486,31 @@ ssize_t rivet_rma_native_atomic(struct rivet_rdm_ep *ep, fi_addr_t addr,
 	int ret;
 
 	rivet_rdm_lock(ep);
+	ret = RIVET_RMA_SLOW;
+	op = ep->tx_free;
+	conn = op && !silent && !(flags & FI_FENCE) ?
+	       rivet_rma_direct_conn(ep, addr) : NULL;
+	if (conn) {
+		/* the old value lands in the staging slot, copied at the end */
+		op->wr.opcode = opcode;
+		op->wr.raddr = raddr;
+		op->wr.rkey = (uint32_t)key;
+		op->wr.compare_add = compare_add;
+		op->wr.swap = swap;
+		op->wr.fetch = result != NULL;
+		op->wr.send_flags = 0;
+		op->wr.nsge = 1;
+		op->wr.count = result ? 1 : 0;
+		op->wr.sges[0] = (struct ibv_sge) {
+			.addr = (uintptr_t)op->buf, .length = 8,
+			.lkey = ep->slab_mr->lkey,
+		};
+		op->wr.iov[0] = (struct iovec) { result, 8 };
+		ret = rivet_rma_direct(ep, conn, context, FI_ATOMIC |
+				       (result ? FI_READ : FI_WRITE), flags, 8);
+	}
+	if (ret != RIVET_RMA_SLOW)
+		goto out;
 	ret = -FI_EOPBADSTATE;
 	if (!ep->enabled)
 		goto out;
