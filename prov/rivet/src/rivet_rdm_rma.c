@@ -163,6 +163,25 @@ static int rivet_rma_sges(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 
 /* ---- posting ---- */
 
+/* The tx op fields every RMA and verbs atomic sets (op->wr aside). */
+static void rivet_rma_op_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+			      struct rivet_conn *conn, void *context,
+			      uint64_t cq_flags, bool silent, uint64_t flags,
+			      size_t len)
+{
+	op->rma = true;
+	op->rndv = false;
+	op->fin_seen = false;
+	op->nmrs = 0;
+	op->conn = conn;
+	op->context = context;
+	op->cq_flags = cq_flags;
+	op->report = !silent &&
+		     (!ep->tx_selective || (flags & FI_COMPLETION));
+	op->tag = 0;
+	op->len = len;
+}
+
 static void rivet_rma_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 			   const struct rivet_rma_req *req,
 			   struct rivet_conn *conn, size_t len)
@@ -178,17 +197,9 @@ static void rivet_rma_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		.delivery = !req->read &&
 			    (req->flags & FI_DELIVERY_COMPLETE),
 	};
-	op->rma = true;
-	op->rndv = false;
-	op->fin_seen = false;
-	op->nmrs = 0;
-	op->conn = conn;
-	op->context = req->context;
-	op->cq_flags = FI_RMA | (req->read ? FI_READ : FI_WRITE);
-	op->report = !(req->flags & RIVET_RMA_SILENT) &&
-		     (!ep->tx_selective || (req->flags & FI_COMPLETION));
-	op->tag = 0;
-	op->len = len;
+	rivet_rma_op_init(ep, op, conn, req->context,
+			  FI_RMA | (req->read ? FI_READ : FI_WRITE),
+			  req->flags & RIVET_RMA_SILENT, req->flags, len);
 }
 
 /* Whether op tells its target about itself (an RMA event): the peer asked
@@ -405,15 +416,8 @@ static int rivet_rma_direct(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	if (ibv_post_send(conn->qp, &wr, &bad))
 		return RIVET_RMA_SLOW;
 	LL_DELETE(ep->tx_free, op);
-	op->rma = true;
-	op->rndv = op->fin_seen = op->fenced = false;
-	op->nmrs = 0;
-	op->conn = conn;
-	op->context = context;
-	op->cq_flags = cq_flags;
-	op->report = !ep->tx_selective || (flags & FI_COMPLETION);
-	op->tag = 0;
-	op->len = len;
+	rivet_rma_op_init(ep, op, conn, context, cq_flags, false, flags, len);
+	op->fenced = false;
 	op->state = RIVET_TX_POSTED;
 	op->counted = true;
 	conn->inflight++;
@@ -434,9 +438,7 @@ static int rivet_rma_fast_locked(struct rivet_rdm_ep *ep,
 	if (!op || (req->flags & slow_flags) ||
 	    (!req->read && (req->flags & FI_DELIVERY_COMPLETE)) ||
 	    !mr || !mr->ibv_mr || (mr->ibv_access & access) != access ||
-	    !len || len > ep->max_msg_size ||
-	    len > ep->domain->dev->max_msg_size ||
-	    !(conn = rivet_rma_direct_conn(ep, req->addr)))
+	    !len || !(conn = rivet_rma_direct_conn(ep, req->addr)))
 		return RIVET_RMA_SLOW;
 	op->wr.opcode = req->read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
 	op->wr.raddr = req->rma->addr;
@@ -475,6 +477,28 @@ static ssize_t rivet_rma_start(struct rivet_rdm_ep *ep,
 
 /* ---- verbs atomics ---- */
 
+/* op->wr for one verbs atomic; the old value lands in the op's staging
+ * slot and is copied to result at the end. */
+static void rivet_rma_atomic_wr(struct rivet_rdm_ep *ep,
+				struct rivet_tx_op *op,
+				enum ibv_wr_opcode opcode, uint64_t raddr,
+				uint64_t key, uint64_t compare_add,
+				uint64_t swap, void *result, uint64_t flags)
+{
+	op->wr = (struct rivet_rma_wr) {
+		.opcode = opcode, .raddr = raddr, .rkey = (uint32_t)key,
+		.compare_add = compare_add, .swap = swap,
+		.fetch = result != NULL,
+		.send_flags = (flags & FI_FENCE) ? IBV_SEND_FENCE : 0,
+		.nsge = 1, .count = result ? 1 : 0,
+	};
+	op->wr.sges[0] = (struct ibv_sge) {
+		.addr = (uintptr_t)op->buf, .length = 8,
+		.lkey = ep->slab_mr->lkey,
+	};
+	op->wr.iov[0] = (struct iovec) { result, 8 };
+}
+
 ssize_t rivet_rma_native_atomic(struct rivet_rdm_ep *ep, fi_addr_t addr,
 				enum ibv_wr_opcode opcode, uint64_t raddr,
 				uint64_t key, uint64_t compare_add,
@@ -491,21 +515,8 @@ ssize_t rivet_rma_native_atomic(struct rivet_rdm_ep *ep, fi_addr_t addr,
 	conn = op && !silent && !(flags & FI_FENCE) ?
 	       rivet_rma_direct_conn(ep, addr) : NULL;
 	if (conn) {
-		/* the old value lands in the staging slot, copied at the end */
-		op->wr.opcode = opcode;
-		op->wr.raddr = raddr;
-		op->wr.rkey = (uint32_t)key;
-		op->wr.compare_add = compare_add;
-		op->wr.swap = swap;
-		op->wr.fetch = result != NULL;
-		op->wr.send_flags = 0;
-		op->wr.nsge = 1;
-		op->wr.count = result ? 1 : 0;
-		op->wr.sges[0] = (struct ibv_sge) {
-			.addr = (uintptr_t)op->buf, .length = 8,
-			.lkey = ep->slab_mr->lkey,
-		};
-		op->wr.iov[0] = (struct iovec) { result, 8 };
+		rivet_rma_atomic_wr(ep, op, opcode, raddr, key, compare_add,
+				    swap, result, flags);
 		ret = rivet_rma_direct(ep, conn, context, FI_ATOMIC |
 				       (result ? FI_READ : FI_WRITE), flags, 8);
 	}
@@ -520,30 +531,11 @@ ssize_t rivet_rma_native_atomic(struct rivet_rdm_ep *ep, fi_addr_t addr,
 		goto out;
 	ret = rivet_conn_get(ep, addr, &conn);
 	if (!ret) {
-		op->wr = (struct rivet_rma_wr) {
-			.opcode = opcode, .raddr = raddr, .rkey = (uint32_t)key,
-			.compare_add = compare_add, .swap = swap,
-			.fetch = result != NULL,
-			.send_flags = (flags & FI_FENCE) ? IBV_SEND_FENCE : 0,
-			.nsge = 1, .count = result ? 1 : 0,
-		};
-		/* the old value lands in the staging slot, copied at the end */
-		op->wr.sges[0] = (struct ibv_sge) {
-			.addr = (uintptr_t)op->buf, .length = 8,
-			.lkey = ep->slab_mr->lkey,
-		};
-		op->wr.iov[0] = (struct iovec) { result, 8 };
-		op->rma = true;
-		op->rndv = false;
-		op->fin_seen = false;
-		op->nmrs = 0;
-		op->conn = conn;
-		op->context = context;
-		op->cq_flags = FI_ATOMIC | (result ? FI_READ : FI_WRITE);
-		op->report = !silent &&
-			     (!ep->tx_selective || (flags & FI_COMPLETION));
-		op->tag = 0;
-		op->len = 8;
+		rivet_rma_atomic_wr(ep, op, opcode, raddr, key, compare_add,
+				    swap, result, flags);
+		rivet_rma_op_init(ep, op, conn, context, FI_ATOMIC |
+				  (result ? FI_READ : FI_WRITE), silent, flags,
+				  8);
 		ret = rivet_rma_take_ctrl(ep, op);
 	}
 	if (!ret) {
