@@ -62,7 +62,9 @@ Test(poll, found_work_restarts_the_idle_clock)
 
 Test(poll, one_yield_per_period_of_idling)
 {
-	struct rivet_domain dom = { .poll_yield_ns = 1000000 };
+	/* a period of a second: a busy machine cannot put the second poll
+	 * a period after the first */
+	struct rivet_domain dom = { .poll_yield_ns = 1000000000ull };
 	uint64_t now = rivet_now_ns(), stamp;
 
 	/* idle for two periods: this poll yields and restarts the clock,
