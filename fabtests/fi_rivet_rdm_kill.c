@@ -20,6 +20,8 @@
 #define KILL_TAG_ECHO 0x2000
 #define KILL_TAG_REPLY 0x3000
 #define KILL_TAG_QUIT 0x4000
+#define KILL_TAG_INJ 0x5000
+#define KILL_INJECTS 100000	/* at most, while the victim lives */
 #define KILL_SERVE_MS 180000
 
 enum kill_role { KILL_CLIENT, KILL_VICTIM, KILL_SURVIVOR };
@@ -181,27 +183,66 @@ static int kill_fire(void)
 }
 
 /* Every operation posted to the victim must complete, one way or the
- * other, within one deadline; some of them cannot have succeeded. */
+ * other, within one deadline; some of them cannot have succeeded.  Until
+ * the first error, small injects go to the victim too (the connection is
+ * up by then: a provider's short path for injects, if any, takes them):
+ * those in flight when it dies may come back as errors without a context,
+ * never as successes. */
 static void kill_collect(int posted)
 {
 	uint64_t end = ft_now_ms() + ft_opts.timeout_ms;
-	int done = 0, errors = 0, first_err = 0;
+	int done = 0, errors = 0, first_err = 0, injected = 0, inj_err = 0;
+	int inj_ok = 0, stray = 0, ret;
+	bool injecting = true;
 	struct ft_comp comp;
 
 	while (done < posted && ft_now_ms() < end) {
-		if (ft_rdm_wait(g_kill.ep.cq, NULL, &comp, end - ft_now_ms()))
+		/* as many as the provider takes: a victim that stopped
+		 * taking messages leaves them in flight when it dies */
+		ret = 0;
+		while (injecting && injected < KILL_INJECTS &&
+		       !(ret = (int)fi_tinject(g_kill.ep.ep, g_kill.rx.ptr,
+					       64, g_kill.victim,
+					       KILL_TAG_INJ)))
+			injected++;
+		if (ret && ret != -FI_EAGAIN)
+			injecting = false;
+		ret = ft_rdm_wait(g_kill.ep.cq, NULL, &comp,
+				  injecting ? 1 : (int)(end - ft_now_ms()));
+		if (ret == -FI_ETIMEDOUT && injecting)
+			continue;
+		if (ret)
 			break;
+		if (!comp.ctx) {	/* an inject's */
+			comp.err ? inj_err++ : inj_ok++;
+			continue;
+		}
 		done++;
 		if (comp.err && !errors++)
 			first_err = comp.err;
+		injecting = injecting && !comp.err;
+	}
+	/* what else completes can only be the injects' */
+	while (done == posted && !ft_rdm_wait(g_kill.ep.cq, NULL, &comp, 500)) {
+		if (comp.ctx)
+			stray++;
+		else if (comp.err)
+			inj_err++;
+		else
+			inj_ok++;
 	}
 	ft_info("%d of %d sends to the dead peer completed, %d with errors "
-		"(first: %s)", done, posted, errors,
-		first_err ? fi_strerror(first_err) : "none");
+		"(first: %s); %d injects, %d of them failed", done, posted,
+		errors, first_err ? fi_strerror(first_err) : "none", injected,
+		inj_err);
 	ft_check(done == posted, "kill_inflight_completed",
 		 "%d of %d operations never completed", posted - done, posted);
 	ft_check(errors > 0, "kill_error_completions",
 		 "all %d sends to the dead peer succeeded", done);
+	ft_check(inj_ok == 0 && inj_err <= injected && !stray,
+		 "kill_inject_errors", "%d inject completions succeeded, %d "
+		 "failed of %d; %d completions for sends already completed",
+		 inj_ok, inj_err, injected, stray);
 }
 
 /* A new send to the dead peer must fail, at once or by completion. */

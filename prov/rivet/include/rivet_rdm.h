@@ -77,6 +77,9 @@ int rivet_av_sym_name(const char *node, size_t idx, char *buf, size_t len);
 #define RIVET_RDM_IOV_LIMIT 4
 #define RIVET_RDM_INJECT_SIZE 256
 #define RIVET_RDM_CTRL_BUDGET 128	/* internal WRs: RDMA reads + FINs */
+/* Injects posted inline without a tx op, in flight per connection at most
+ * (the inject short path, rivet_rdm_inject_direct). */
+#define RIVET_RDM_INJ_MAX 64
 
 /* What a work request's wr_id points at starts with one of these. */
 enum rivet_wr_kind {
@@ -84,6 +87,7 @@ enum rivet_wr_kind {
 	RIVET_WR_TX,		/* a user send (eager or RTS) */
 	RIVET_WR_CTRL,		/* an internal send (FIN) */
 	RIVET_WR_READ,		/* a rendezvous RDMA read */
+	RIVET_WR_INJ,		/* an inject of the short path */
 };
 
 /* A pre-registered buffer: SRQ receive slot or FIN staging. */
@@ -102,6 +106,15 @@ enum rivet_conn_state {
 
 struct rivet_tx_op;
 struct rivet_ctrl;
+struct rivet_conn;
+
+/* The wr_id of a short-path inject: which connection, and the completion
+ * flags its error entry would carry. */
+struct rivet_inj_wr {
+	uint8_t kind;			/* RIVET_WR_INJ */
+	bool tagged;
+	struct rivet_conn *conn;
+};
 
 /* One RC connection, made by us (active) or accepted.  Sends to an
  * address use tx_conns[addr]: our own connection, or one the peer made
@@ -121,6 +134,8 @@ struct rivet_conn {
 	struct rivet_tx_op *queued;	/* utlist: waiting for the connection,
 					 * or behind an FI_FENCE */
 	unsigned int inflight;		/* posted operations not done yet */
+	unsigned int inj_out;		/* of them, short-path injects */
+	struct rivet_inj_wr inj_wr[2];	/* their wr_ids: [tagged] */
 	bool flushing;			/* rivet_conn_flush is running */
 	struct rivet_tx_op *wait_fin;	/* utlist: RTS sent, FIN pending */
 	struct rivet_ctrl *deferred;	/* utlist: reads/FINs waiting for room
@@ -265,6 +280,7 @@ struct rivet_rdm_ep {
 	size_t max_msg_size;
 	size_t max_inline;
 	size_t tx_size, rx_size, srq_size;
+	unsigned int inj_max;		/* RIVET_RDM_INJ_MAX, or less room */
 	/* verbs resources */
 	struct rdma_event_channel *cm_channel;
 	unsigned int progress_passes;	/* see rivet_rdm_progress_locked */
@@ -317,6 +333,21 @@ static inline struct rivet_rdm_ep *to_rrdm(struct fid_ep *ep)
 	return container_of(ep, struct rivet_rdm_ep, ep_fid);
 }
 
+/* The connection to addr when an operation may be posted on it at once
+ * (the short paths): established, nothing queued on it; else NULL. */
+static inline struct rivet_conn *rivet_conn_ready(struct rivet_rdm_ep *ep,
+						  fi_addr_t addr)
+{
+	struct rivet_conn *conn;
+
+	if (!ep->enabled || addr >= ep->ntx_conns)
+		return NULL;
+	conn = ep->tx_conns[addr];
+	if (!conn || conn->state != RIVET_CONN_UP || conn->queued)
+		return NULL;
+	return conn;
+}
+
 /* rivet_conn.c */
 int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
 		   struct rivet_conn **conn_p);
@@ -327,6 +358,9 @@ void rivet_conn_fail(struct rivet_conn *conn, int err);
  * operation to the peer is done.  rivet_conn_flush posts what may go. */
 int rivet_conn_submit(struct rivet_conn *conn, struct rivet_tx_op *op);
 void rivet_conn_flush(struct rivet_conn *conn);
+/* One of conn's posted operations is done: the last one in flight lets a
+ * fenced operation go. */
+void rivet_conn_op_done(struct rivet_conn *conn);
 void rivet_conn_destroy(struct rivet_conn *conn);
 int rivet_conn_post_send(struct rivet_conn *conn, uint64_t wr_id,
 			 void *buf, uint32_t len, uint32_t lkey);

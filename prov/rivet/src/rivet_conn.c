@@ -25,6 +25,7 @@ static void rivet_conn_set_state(struct rivet_conn *conn,
 static int rivet_conn_alloc(struct rivet_rdm_ep *ep, struct rivet_conn **c_p)
 {
 	struct rivet_conn *conn, **conns;
+	int i;
 
 	if (!(ep->nconns & (ep->nconns + 1)) || !ep->conns) {
 		conns = realloc(ep->conns, (ep->nconns * 2 + 2) *
@@ -38,6 +39,10 @@ static int rivet_conn_alloc(struct rivet_rdm_ep *ep, struct rivet_conn **c_p)
 		return -FI_ENOMEM;
 	conn->ep = ep;
 	conn->idx = ep->nconns;
+	for (i = 0; i < 2; i++)
+		conn->inj_wr[i] = (struct rivet_inj_wr) {
+			.kind = RIVET_WR_INJ, .tagged = i, .conn = conn,
+		};
 	conn->addr = FI_ADDR_NOTAVAIL;
 	conn->state = RIVET_CONN_CLOSED;
 	rivet_conn_set_state(conn, RIVET_CONN_CONNECTING);
@@ -63,7 +68,8 @@ static int rivet_conn_create_qp(struct rivet_conn *conn)
 		.srq = ep->srq,
 		.qp_type = IBV_QPT_RC,
 		.cap = {
-			.max_send_wr = ep->tx_size + RIVET_RDM_CTRL_BUDGET,
+			.max_send_wr = ep->tx_size + RIVET_RDM_CTRL_BUDGET +
+				       ep->inj_max,
 			.max_send_sge = RIVET_RDM_IOV_LIMIT,
 			.max_inline_data = ep->max_inline,
 		},
@@ -242,6 +248,12 @@ void rivet_conn_flush(struct rivet_conn *conn)
 			rivet_tx_op_done(conn->ep, op, -ret, 0);
 	}
 	conn->flushing = false;
+}
+
+void rivet_conn_op_done(struct rivet_conn *conn)
+{
+	if (!--conn->inflight && conn->queued)
+		rivet_conn_flush(conn);
 }
 
 /* ---- failure ---- */

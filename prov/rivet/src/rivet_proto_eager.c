@@ -60,9 +60,8 @@ void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	op->state = RIVET_TX_FREE;
 	op->gen++;
 	LL_PREPEND(ep->tx_free, op);
-	/* the last one in flight lets a fenced operation go */
-	if (conn && !--conn->inflight && conn->queued)
-		rivet_conn_flush(conn);
+	if (conn)
+		rivet_conn_op_done(conn);
 }
 
 void rivet_rx_fill_comp(struct rivet_rx_op *rx, struct rivet_conn *conn,

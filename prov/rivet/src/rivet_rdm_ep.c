@@ -551,6 +551,7 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 				   const struct fi_info *info)
 {
 	const struct rivet_dev *dev = dom->dev;
+	size_t room;
 
 	ep->domain = dom;
 	pthread_mutex_init(&ep->lock, NULL);
@@ -571,6 +572,11 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	ep->max_msg_size = info->ep_attr && info->ep_attr->max_msg_size ?
 			   info->ep_attr->max_msg_size : (1ULL << 30);
 	ep->max_inline = dev->max_inline;
+	/* the short path's injects take send queue slots of their own */
+	room = (size_t)dev->attr.max_qp_wr;
+	room = room > ep->tx_size + RIVET_RDM_CTRL_BUDGET ?
+	       room - ep->tx_size - RIVET_RDM_CTRL_BUDGET : 0;
+	ep->inj_max = (unsigned int)RIVET_MIN(room, RIVET_RDM_INJ_MAX);
 	ep->min_multi_recv = 64;
 	ep->slot_size = (sizeof(struct rivet_wire_hdr) +
 			 RIVET_MAX(ep->eager_size,

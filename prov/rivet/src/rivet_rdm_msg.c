@@ -92,6 +92,66 @@ static int rivet_rdm_tx_start(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	return rivet_conn_submit(op->conn, op);
 }
 
+/*
+ * The inject short path: an inject small enough to go inline, to an
+ * established connection with nothing queued on it, is one send posted at
+ * once, its header on the stack and its payload read from the caller's
+ * buffer by the post itself: no tx op, no staging copy.  Its completion
+ * only gives back the send queue slot (rivet_rdm_wc_inj); a failure is
+ * reported as the general path reports an inject's.  Endpoints with a
+ * send counter take the general path (the counter counts completions).
+ * RIVET_RDM_SLOW: not such a case, or the QP refused it; the general path
+ * takes it (and names any error).
+ */
+#define RIVET_RDM_SLOW 1
+
+static ssize_t rivet_rdm_inject_direct(struct rivet_rdm_ep *ep,
+				       const void *buf, size_t len,
+				       uint64_t data, fi_addr_t dest,
+				       uint64_t tag, bool tagged, bool cq_data)
+{
+	struct rivet_wire_hdr hdr;
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr, *bad;
+	struct rivet_conn *conn;
+	ssize_t ret = RIVET_RDM_SLOW;
+
+	if (len > RIVET_RDM_INJECT_SIZE ||
+	    sizeof(hdr) + len > ep->max_inline || ep->send_cntr)
+		return RIVET_RDM_SLOW;
+	rivet_rdm_lock(ep);
+	conn = rivet_conn_ready(ep, dest);
+	if (!conn || conn->inj_out >= ep->inj_max)
+		goto out;
+	hdr = (struct rivet_wire_hdr) {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_EAGER,
+		.flags = (tagged ? RIVET_WF_TAGGED : 0) |
+			 (cq_data ? RIVET_WF_CQ_DATA : 0),
+		.conn_idx = conn->peer_idx, .tag = tag, .data = data,
+		.len = len,
+	};
+	/* inline: the lkeys are not looked at */
+	sge[0] = (struct ibv_sge) { .addr = (uintptr_t)&hdr,
+				    .length = sizeof(hdr) };
+	sge[1] = (struct ibv_sge) { .addr = (uintptr_t)buf,
+				    .length = (uint32_t)len };
+	wr.wr_id = (uintptr_t)&conn->inj_wr[tagged];
+	wr.next = NULL;
+	wr.sg_list = sge;
+	wr.num_sge = len ? 2 : 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	wr.imm_data = 0;
+	if (ibv_post_send(conn->qp, &wr, &bad))
+		goto out;
+	conn->inj_out++;
+	conn->inflight++;
+	ret = 0;
+out:
+	rivet_rdm_unlock(ep);
+	return ret;
+}
+
 static ssize_t rivet_rdm_send(struct rivet_rdm_ep *ep,
 			      const struct rivet_rdm_req *req)
 {
@@ -466,6 +526,11 @@ static ssize_t rivet_rdm_senddata(struct fid_ep *fid, const void *buf,
 static ssize_t rivet_rdm_inject(struct fid_ep *fid, const void *buf,
 				size_t len, fi_addr_t dest)
 {
+	ssize_t ret = rivet_rdm_inject_direct(to_rrdm(fid), buf, len, 0, dest,
+					      0, false, false);
+
+	if (ret != RIVET_RDM_SLOW)
+		return ret;
 	return rivet_rdm_msg_send(fid, buf, len, NULL, 0, dest, NULL,
 				  FI_INJECT | RIVET_RDM_SILENT);
 }
@@ -473,6 +538,11 @@ static ssize_t rivet_rdm_inject(struct fid_ep *fid, const void *buf,
 static ssize_t rivet_rdm_injectdata(struct fid_ep *fid, const void *buf,
 				    size_t len, uint64_t data, fi_addr_t dest)
 {
+	ssize_t ret = rivet_rdm_inject_direct(to_rrdm(fid), buf, len, data,
+					      dest, 0, false, true);
+
+	if (ret != RIVET_RDM_SLOW)
+		return ret;
 	return rivet_rdm_msg_send(fid, buf, len, NULL, data, dest, NULL,
 				  FI_INJECT | FI_REMOTE_CQ_DATA |
 				  RIVET_RDM_SILENT);
@@ -589,6 +659,11 @@ static ssize_t rivet_rdm_tsenddata(struct fid_ep *fid, const void *buf,
 static ssize_t rivet_rdm_tinject(struct fid_ep *fid, const void *buf,
 				 size_t len, fi_addr_t dest, uint64_t tag)
 {
+	ssize_t ret = rivet_rdm_inject_direct(to_rrdm(fid), buf, len, 0, dest,
+					      tag, true, false);
+
+	if (ret != RIVET_RDM_SLOW)
+		return ret;
 	return rivet_rdm_tsend_common(fid, buf, len, NULL, 0, dest, tag, NULL,
 				      FI_INJECT | RIVET_RDM_SILENT);
 }
@@ -597,6 +672,11 @@ static ssize_t rivet_rdm_tinjectdata(struct fid_ep *fid, const void *buf,
 				     size_t len, uint64_t data, fi_addr_t dest,
 				     uint64_t tag)
 {
+	ssize_t ret = rivet_rdm_inject_direct(to_rrdm(fid), buf, len, data,
+					      dest, tag, true, true);
+
+	if (ret != RIVET_RDM_SLOW)
+		return ret;
 	return rivet_rdm_tsend_common(fid, buf, len, NULL, data, dest, tag,
 				      NULL, FI_INJECT | FI_REMOTE_CQ_DATA |
 				      RIVET_RDM_SILENT);

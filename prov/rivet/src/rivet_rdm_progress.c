@@ -66,6 +66,28 @@ static void rivet_rdm_wc_tx(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	}
 }
 
+/* A short-path inject is done: nothing to report unless it failed (an
+ * inject's error has no context, as the general path's). */
+static void rivet_rdm_wc_inj(struct rivet_rdm_ep *ep,
+			     const struct rivet_inj_wr *w,
+			     const struct ibv_wc *wc)
+{
+	struct rivet_conn *conn = w->conn;
+	struct rivet_cq_entry e;
+
+	conn->inj_out--;
+	if (wc->status != IBV_WC_SUCCESS) {
+		e = (struct rivet_cq_entry) {
+			.flags = FI_SEND | (w->tagged ? FI_TAGGED : FI_MSG),
+			.err = rivet_wc_status_to_fi(wc->status),
+			.prov_errno = wc->status, .src = FI_ADDR_NOTAVAIL,
+		};
+		rivet_rdm_complete(ep, true, &e, false);
+		rivet_conn_fail(conn, FI_ECONNABORTED);
+	}
+	rivet_conn_op_done(conn);
+}
+
 static void rivet_rdm_wc_ctrl(struct rivet_rdm_ep *ep,
 			      struct rivet_rdm_buf *buf,
 			      const struct ibv_wc *wc)
@@ -97,6 +119,9 @@ static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 		break;
 	case RIVET_WR_CTRL:
 		rivet_rdm_wc_ctrl(ep, buf, wc);
+		break;
+	case RIVET_WR_INJ:
+		rivet_rdm_wc_inj(ep, p, wc);
 		break;
 	case RIVET_WR_READ:
 		ep->ctrl_free++;

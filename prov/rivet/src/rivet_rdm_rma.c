@@ -368,15 +368,9 @@ static int rivet_rma_start_locked(struct rivet_rdm_ep *ep,
 static struct rivet_conn *rivet_rma_direct_conn(struct rivet_rdm_ep *ep,
 						fi_addr_t addr)
 {
-	struct rivet_conn *conn;
+	struct rivet_conn *conn = rivet_conn_ready(ep, addr);
 
-	if (!ep->enabled || addr >= ep->ntx_conns)
-		return NULL;
-	conn = ep->tx_conns[addr];
-	if (!conn || conn->state != RIVET_CONN_UP || conn->queued ||
-	    conn->peer_rma_event)
-		return NULL;
-	return conn;
+	return conn && !conn->peer_rma_event ? conn : NULL;
 }
 
 /* Posts ep->tx_free's first op, whose op->wr the caller filled in (one
