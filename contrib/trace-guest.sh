@@ -4,7 +4,8 @@
 # (ib_send_lat) and of rivet RDM (fi_rivet_rdm_bw -l -m), server on CPU 0
 # and client on CPU 1, each under ftrace (scheduler switches and wakeups,
 # workqueue items, system calls); prints each process's round trips
-# (between its successive posting writes) and leaves the traces in
+# (between its successive posting writes) and the CPU time per message of
+# rxe's kworkers and of the processes, and leaves the traces in
 # $VM_OUT/trace.* for reading by hand.  Not perf: enabling perf events
 # patches kernel text while the other emulated CPU runs it, and
 # multi-threaded TCG crashes the guest.
@@ -50,6 +51,41 @@ echo 0 >$T/events/enable
 # their fd being the one with -EAGAIN answers.
 python3 - "$out"/trace.raw "$out"/trace.rivet <<'PY'
 import re, sys
+
+# CPU time per message (one-way) of rxe's kworkers and of the two
+# processes, from the scheduler switches, between the 10th and 90th
+# percentile of the posting writes: how much kernel work a message costs.
+def kernel_time(f, pat):
+    sw = re.compile(r'\s*\S+\s+\[(\d+)\]\s+\S+\s+([\d.]+): sched_switch: '
+                    r'.*next_comm=(\S+)')
+    posts = []
+    for line in open(f):
+        m = pat.match(line)
+        if m and m.group(4) == 'enter' and ', 20,' in line:
+            posts.append(float(m.group(3)))
+    if len(posts) < 20:
+        return
+    posts.sort()
+    a, b = posts[len(posts) // 10], posts[len(posts) * 9 // 10]
+    n = sum(1 for t in posts if a <= t <= b)
+    cur, since, busy = {}, {}, {}
+    for line in open(f):
+        m = sw.match(line)
+        if not m:
+            continue
+        cpu, t, nxt = m.group(1), float(m.group(2)), m.group(3)
+        if cpu in cur:
+            lo, hi = max(since[cpu], a), min(t, b)
+            if hi > lo:
+                busy[cur[cpu]] = busy.get(cur[cpu], 0) + hi - lo
+        cur[cpu] = ('kworker' if nxt.startswith('kworker') else
+                    'app' if nxt in ('ib_send_lat', 'fi_rivet_rdm_bw') else
+                    'idle' if nxt.startswith('swapper') else 'other')
+        since[cpu] = t
+    print("%s: per message, kworkers %.1f usec, the processes %.1f, idle "
+          "%.1f, other %.1f" % (f.split('/')[-1], *(busy.get(k, 0) / n * 1e6
+          for k in ('kworker', 'app', 'idle', 'other'))))
+
 pat = re.compile(r'\s*(fi_rivet_rdm_bw|ib_send_lat)-(\d+)\s+\[\d+\]\s+\S+\s+'
                  r'([\d.]+): sys_(enter|exit): NR 1 (?:\((\w+),|= (-?\d+))')
 for f in sys.argv[1:]:
@@ -76,4 +112,6 @@ for f in sys.argv[1:]:
             print("%s pid %s: %d round trips, median %.0f p10 %.0f p90 %.0f "
                   "usec" % (f.split('/')[-1], pid, len(v), v[len(v) // 2],
                             v[len(v) // 10], v[len(v) * 9 // 10]))
+    kernel_time(f, pat)
+
 PY

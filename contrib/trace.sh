@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Traces an 8 B ping-pong of raw verbs and of rivet RDM in the Soft-RoCE VM
 # with ftrace (contrib/trace-guest.sh): where each round trip's time goes
-# between the two processes, rxe's kworkers and the scheduler.
+# between the two processes, rxe's kworkers and the scheduler, and how
+# much kworker CPU time a message costs.
 #
 # usage: contrib/trace.sh [ITERATIONS]   (default 1000)
 set -euo pipefail
