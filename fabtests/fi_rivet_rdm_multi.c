@@ -242,6 +242,7 @@ struct multi_thr {
 	struct ft_rdm_ep *ep;
 	fi_addr_t dest;
 	struct ft_buf *buf;
+	size_t inject_size;
 	int failed;
 	struct fi_context2 ctx[MULTI_THREAD_WIN];
 };
@@ -256,6 +257,13 @@ static uint32_t multi_thr_seed(int t, int k)
 	return t * 100000 + k;
 }
 
+/* Every fourth message that fits is an inject: threads race on the
+ * provider's inject path too, in order with their sends. */
+static bool multi_thr_inject(const struct multi_thr *t, int k)
+{
+	return k % 4 == 1 && multi_thr_len(k) <= t->inject_size;
+}
+
 static void *multi_thr_send(void *arg)
 {
 	struct multi_thr *t = arg;
@@ -267,6 +275,7 @@ static void *multi_thr_send(void *arg)
 	for (k = 0; k < MULTI_THREAD_MSGS + MULTI_THREAD_WIN; k++) {
 		j = k % MULTI_THREAD_WIN;
 		if (k >= MULTI_THREAD_WIN &&
+		    !multi_thr_inject(t, k - MULTI_THREAD_WIN) &&
 		    (ft_rdm_wait(t->ep->cq, &t->ctx[j], &comp,
 				 ft_opts.timeout_ms) || comp.err))
 			goto fail;
@@ -275,10 +284,17 @@ static void *multi_thr_send(void *arg)
 		p = (uint8_t *)t->buf->ptr +
 		    (size_t)(t->idx * MULTI_THREAD_WIN + j) * MULTI_THREAD_SLOT;
 		ft_fill(p, multi_thr_len(k), multi_thr_seed(t->idx, k));
-		ret = FT_RDM_POST(fi_tsend(t->ep->ep, p, multi_thr_len(k),
-					   t->buf->desc, t->dest,
-					   ((uint64_t)t->idx << 32) | k,
-					   &t->ctx[j]));
+		if (multi_thr_inject(t, k))
+			ret = FT_RDM_POST(fi_tinject(t->ep->ep, p,
+						     multi_thr_len(k), t->dest,
+						     ((uint64_t)t->idx << 32) |
+						     k));
+		else
+			ret = FT_RDM_POST(fi_tsend(t->ep->ep, p,
+						   multi_thr_len(k),
+						   t->buf->desc, t->dest,
+						   ((uint64_t)t->idx << 32) | k,
+						   &t->ctx[j]));
 		if (ret)
 			goto fail;
 	}
@@ -385,8 +401,10 @@ static void multi_threads_run(struct ft_fab *fab, struct ft_rdm_ep *a,
 	}
 	*rx = (struct multi_rx){ .ep = b, .buf = &rxb };
 	for (i = 0; i < MULTI_THREADS; i++) {
-		thr[i] = (struct multi_thr){ .idx = i, .ep = a, .dest = addr_b,
-					     .buf = &txb };
+		thr[i] = (struct multi_thr){
+			.idx = i, .ep = a, .dest = addr_b, .buf = &txb,
+			.inject_size = fab->info->tx_attr->inject_size,
+		};
 		if (pthread_create(&thr[i].tid, NULL, multi_thr_send, &thr[i]))
 			break;
 		started++;
