@@ -15,18 +15,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 scratch=${1:-/var/tmp/rivet-asan}
 flags="-g -O1 -fsanitize=address -fno-omit-frame-pointer"
 
-"$top/contrib/deps.sh" build test vm
 rm -rf "$scratch"
 mkdir -p "$scratch"
 # the working tree as it is: tracked files and new ones git does not ignore
 (cd "$top" && git ls-files -z --cached --others --exclude-standard |
 	xargs -0 cp --parents -t "$scratch")
 cd "$scratch"
-./autogen.sh >/dev/null
-./configure -q --prefix="$scratch/_inst" CFLAGS="$flags" \
-	LDFLAGS="-fsanitize=address"
-make -s -j"$(nproc)"
-make -s install
+# the copy's build.sh: dependencies, configure (which takes the flags
+# from the environment), make, install into the copy's _inst
+CFLAGS="$flags" LDFLAGS="-fsanitize=address" contrib/build.sh
 lib=$(readlink -f "$(gcc -print-file-name=libasan.so)")
 [ -f "$lib" ] || { echo "asan.sh: no libasan ($lib)" >&2; exit 1; }
 # four ASan-built MPI ranks with their Open MPI daemons do not fit in the
