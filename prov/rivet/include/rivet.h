@@ -352,6 +352,9 @@ struct rivet_mr {
 	struct rivet_cntr *rma_cntr;
 	uint64_t cntr_flags;	/* FI_REMOTE_READ, FI_REMOTE_WRITE */
 	bool enabled;
+	/* rendezvous in flight over this registration: fi_close is
+	 * -FI_EBUSY until they are done (a peer's read would fail) */
+	atomic_int busy;
 };
 
 /* Whether the domain addresses remote regions by virtual address (API
@@ -538,7 +541,7 @@ struct rivet_cq {
 	bool src_locking;
 	struct rivet_rdm_ep **srcs;
 	size_t nsrcs, srcs_cap;
-	char err_buf[96];	/* backing for the last readerr's err_data */
+	char err_buf[192];	/* backing for the last readerr's err_data */
 	/* MSG atomics emulated by compare-and-swap (rivet_msg_atomic.c)
 	 * whose last step completed: their next step runs outside
 	 * cq->lock, from fi_cq_read and counter reads */
@@ -574,9 +577,38 @@ const char *rivet_wc_status_str(int status);
 void rivet_cq_need_lock(struct rivet_cq *cq);
 int rivet_cq_add_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep);
 void rivet_cq_del_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep);
-/* Queues a completion produced in software (RDM protocol). */
+/* Queues a completion produced in software (RDM protocol).  An error
+ * entry without a prov_errno gets the reason its err implies. */
 void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e);
 int rivet_wc_status_to_fi(int status);
+
+/*
+ * prov_errno of an error completion: a verbs work completion status
+ * (enum ibv_wc_status, below RIVET_PERR_BASE), or one of these reasons
+ * that rivet found itself.  Never 0 in an error entry: fi_cq_strerror
+ * names every one (rivet_cq_err.c).
+ */
+enum rivet_perr {
+	RIVET_PERR_BASE = 0x1000,
+	RIVET_PERR_PEER_RX,	/* the receiver could not place the data */
+	RIVET_PERR_CONN,	/* the connection to the peer failed */
+	RIVET_PERR_PROTO,	/* the peer broke the wire protocol */
+	RIVET_PERR_REG,		/* a buffer could not be registered */
+	RIVET_PERR_CANCELED,	/* fi_cancel */
+	RIVET_PERR_NOMSG,	/* FI_PEEK: no such message */
+	RIVET_PERR_TRUNC,	/* the receive buffer was too small */
+	RIVET_PERR_TARGET,	/* the target refused the operation */
+	RIVET_PERR_AV_REMOVED,	/* the peer was removed from the AV */
+	RIVET_PERR_OTHER,	/* nothing more specific than err */
+};
+
+/* The reason an FI_E* code implies when nothing more is known. */
+int rivet_perr_of(int err);
+/* A prov_errno in words. */
+const char *rivet_perr_str(int prov_errno);
+/* What an error entry says: operation, peer, reason; len > 0. */
+void rivet_cq_err_text(const struct rivet_cq_entry *e, char *buf,
+		       size_t len);
 
 static inline struct rivet_cq *to_rcq(struct fid_cq *cq)
 {

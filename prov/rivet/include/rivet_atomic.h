@@ -13,21 +13,13 @@
 
 #include <rdma/fi_atomic.h>
 
+#include "rivet_iov.h"
+
 enum rivet_atomic_kind {
 	RIVET_ATOMIC_WRITE,	/* fi_atomic */
 	RIVET_ATOMIC_FETCH,	/* fi_fetch_atomic */
 	RIVET_ATOMIC_COMPARE,	/* fi_compare_atomic */
 };
-
-/* Elements in an fi_ioc array. */
-static inline size_t rivet_ioc_elems(const struct fi_ioc *ioc, size_t n)
-{
-	size_t i, total = 0;
-
-	for (i = 0; ioc && i < n; i++)
-		total += ioc[i].count;
-	return total;
-}
 
 /* The one element an fi_ioc array of total count 1 holds, or NULL. */
 static inline const struct fi_ioc *rivet_ioc_one(const struct fi_ioc *ioc,

@@ -6,6 +6,7 @@
 #ifndef RIVET_PROTO_H
 #define RIVET_PROTO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define RIVET_WIRE_VERSION 1
@@ -125,5 +126,15 @@ struct rivet_wire_accept {
 	uint8_t reserved[2];
 	uint32_t conn_idx;	/* the acceptor's index of this connection */
 };
+
+/* rivet_proto.c: what a receiver checks (pure) */
+/* 0 when len bytes hold a whole message of a known op and version. */
+int rivet_wire_check(const void *msg, size_t len);
+/* 0 when an RTS's segments (at most RIVET_RNDV_MAX_SEGS, none empty or
+ * wrapping) add up to exactly the message length len. */
+int rivet_wire_rts_check(const struct rivet_wire_rts *rts, uint64_t len);
+/* A status from the wire (FIN, atomic answer) as a positive FI_E* code:
+ * 0 stays 0, anything not a positive FI_E* code becomes FI_EIO. */
+int rivet_wire_status(int32_t status);
 
 #endif /* RIVET_PROTO_H */

@@ -194,6 +194,8 @@ struct rivet_tx_op {
 	size_t len;
 	size_t nmrs;
 	struct ibv_mr *mrs[RIVET_RDM_IOV_LIMIT];
+	size_t nbusy;			/* application regions it holds busy */
+	struct rivet_mr *busy[RIVET_RDM_IOV_LIMIT];
 	struct rivet_rma_wr wr;
 };
 
@@ -238,9 +240,12 @@ struct rivet_rndv_rx {
 	bool registered;
 	uint32_t lkeys[RIVET_RDM_IOV_LIMIT];
 	int status;			/* positive FI_E* */
+	int prov_errno;			/* its reason (enum rivet_perr) */
 	bool report;
 	size_t nmrs;
 	struct ibv_mr *mrs[RIVET_RDM_IOV_LIMIT];
+	size_t nbusy;			/* application regions it holds busy */
+	struct rivet_mr *busy[RIVET_RDM_IOV_LIMIT];
 	struct iovec iov[RIVET_RDM_IOV_LIMIT];	/* where the data lands */
 	size_t count;
 };
@@ -365,6 +370,8 @@ void rivet_conn_destroy(struct rivet_conn *conn);
 int rivet_conn_post_send(struct rivet_conn *conn, uint64_t wr_id,
 			 void *buf, uint32_t len, uint32_t lkey);
 fi_addr_t rivet_conn_src(struct rivet_conn *conn);
+/* The connection whose QP is qp_num, or NULL. */
+struct rivet_conn *rivet_conn_of_qp(struct rivet_rdm_ep *ep, uint32_t qp_num);
 
 /* rivet_rdm_progress.c */
 void rivet_rdm_complete(struct rivet_rdm_ep *ep, bool tx,
@@ -380,8 +387,10 @@ int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
 struct rivet_tx_op *rivet_tx_op_get(struct rivet_rdm_ep *ep);
 void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		      int err, int prov_errno);
+/* A message that came on QP qp_num: checked, attributed to that QP's
+ * connection, dispatched; its buffer goes back to the SRQ. */
 void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
-			   size_t len);
+			   size_t len, uint32_t qp_num);
 void rivet_rx_deliver_eager(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 			    struct rivet_conn *conn,
 			    const struct rivet_wire_hdr *hdr,
@@ -403,9 +412,11 @@ int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 void rivet_rndv_start(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 		      struct rivet_conn *conn, const struct rivet_wire_hdr *hdr,
 		      const struct rivet_wire_rts *rts);
+/* One read of r is done with this verbs status. */
 void rivet_rndv_read_done(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
-			  int status);
-void rivet_rndv_handle_fin(struct rivet_rdm_ep *ep,
+			  int wc_status);
+/* A FIN counts only on the connection its RTS went out on. */
+void rivet_rndv_handle_fin(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 			   const struct rivet_wire_fin *fin);
 int rivet_rndv_send_fin(struct rivet_conn *conn, uint64_t send_id,
 			int32_t status);

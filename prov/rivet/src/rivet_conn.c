@@ -59,6 +59,18 @@ fi_addr_t rivet_conn_src(struct rivet_conn *conn)
 	return conn->addr;
 }
 
+/* Connections are few per endpoint, and this is asked only off the fast
+ * path (a write with data, a header that names another connection). */
+struct rivet_conn *rivet_conn_of_qp(struct rivet_rdm_ep *ep, uint32_t qp_num)
+{
+	size_t i;
+
+	for (i = 0; i < ep->nconns; i++)
+		if (ep->conns[i]->qp && ep->conns[i]->qp->qp_num == qp_num)
+			return ep->conns[i];
+	return NULL;
+}
+
 static int rivet_conn_create_qp(struct rivet_conn *conn)
 {
 	struct rivet_rdm_ep *ep = conn->ep;

@@ -48,11 +48,6 @@ int rivet_wc_status_to_fi(int status)
 	}
 }
 
-const char *rivet_wc_status_str(int status)
-{
-	return ibv_wc_status_str((enum ibv_wc_status)status);
-}
-
 /* ---- the software FIFOs (ring and errs), all under cq->lock ---- */
 
 static void rivet_cq_fifo_put(struct rivet_cq_entry *q, size_t size,
@@ -429,6 +424,13 @@ static void rivet_cq_progress_sources_cm(struct rivet_cq *cq)
 
 void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e)
 {
+	struct rivet_cq_entry named;
+
+	if (e->err && !e->prov_errno) {
+		named = *e;
+		named.prov_errno = rivet_perr_of(e->err);
+		e = &named;
+	}
 	rivet_lock_acquire(&cq->lock);
 	if (cq->hidden)
 		goto out;
@@ -506,15 +508,8 @@ static void rivet_cq_err_fill(struct rivet_cq *cq,
 	size_t user_size = buf->err_data_size;
 	int len;
 
-	if (e->prov_errno)
-		len = snprintf(cq->err_buf, sizeof(cq->err_buf),
-			       "%s (wc status %d)",
-			       rivet_wc_status_str(e->prov_errno),
-			       e->prov_errno);
-	else
-		len = snprintf(cq->err_buf, sizeof(cq->err_buf), "%s",
-			       fi_strerror(e->err));
-	len = RIVET_MIN(len + 1, (int)sizeof(cq->err_buf));
+	rivet_cq_err_text(e, cq->err_buf, sizeof(cq->err_buf));
+	len = (int)strlen(cq->err_buf) + 1;
 	*buf = (struct fi_cq_err_entry) {
 		.op_context = e->op_context, .flags = e->flags,
 		.len = e->len, .buf = e->buf, .data = e->data,
@@ -556,8 +551,12 @@ static const char *rivet_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 				     const void *err_data, char *buf,
 				     size_t len)
 {
-	const char *str = rivet_wc_status_str(prov_errno);
+	struct rivet_cq *cq = to_rcq(cq_fid);
+	const char *str = rivet_perr_str(prov_errno);
 
+	/* the entry's own words, when err_data is what readerr gave */
+	if (err_data && err_data == cq->err_buf && cq->err_buf[0])
+		str = cq->err_buf;
 	if (buf && len) {
 		snprintf(buf, len, "%s", str);
 		return buf;

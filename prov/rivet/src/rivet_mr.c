@@ -33,6 +33,11 @@ static int rivet_mr_close(struct fid *fid)
 	struct rivet_mr *mr = container_of(fid, struct rivet_mr, mr_fid.fid);
 	int ret;
 
+	if (atomic_load(&mr->busy)) {
+		RIVET_WARN(MR, "fi_close of a region a rendezvous still "
+			   "uses: -FI_EBUSY\n");
+		return -FI_EBUSY;
+	}
 	/* no atomic or event of a peer may find it any more */
 	pthread_mutex_lock(&mr->domain->mr_lock);
 	rivet_u32_map_remove(mr->domain->mr_keys, (uint32_t)mr->mr_fid.key);
@@ -180,12 +185,9 @@ int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -FI_ENOMEM;
+	/* exactly what was asked: a rendezvous from a region without
+	 * FI_REMOTE_READ registers the message's bytes alone */
 	mr->ibv_access = rivet_mr_access_to_ibv(access);
-	/* RDM sends of registered buffers may go by rendezvous, where the
-	 * receiver reads them: let it, without a second registration. */
-	if ((access & FI_SEND) && dom->info->ep_attr &&
-	    dom->info->ep_attr->type == FI_EP_RDM)
-		mr->ibv_access |= IBV_ACCESS_REMOTE_READ;
 	mr->ibv_mr = ibv_reg_mr(dom->pd, attr->mr_iov[0].iov_base,
 				attr->mr_iov[0].iov_len, mr->ibv_access);
 	if (!mr->ibv_mr) {

@@ -5,15 +5,7 @@
  * operation onto one ibv_post_send / ibv_post_recv.
  */
 #include "rivet.h"
-
-static size_t rivet_iov_total(const struct iovec *iov, size_t count)
-{
-	size_t i, len = 0;
-
-	for (i = 0; i < count; i++)
-		len += iov[i].iov_len;
-	return len;
-}
+#include "rivet_iov.h"
 
 /* FI_INJECT beyond the inline limit: copy into this slot's bounce buffer */
 static void rivet_send_bounce(struct rivet_ep *ep, size_t slot,
@@ -75,12 +67,15 @@ static int rivet_send_sges(struct rivet_ep *ep,
 }
 
 static int rivet_send_check(struct rivet_ep *ep,
-			    const struct rivet_send_req *req, size_t len)
+			    const struct rivet_send_req *req, size_t *len_p)
 {
+	size_t len;
+
 	if (ep->state != RIVET_EP_CONNECTED)
 		return -FI_EOPBADSTATE;
-	if (req->count > ep->iov_limit || (req->count && !req->iov))
+	if (rivet_iov_check(req->iov, req->count, ep->iov_limit, &len))
 		return -FI_EINVAL;
+	*len_p = len;
 	if (len > ep->info->ep_attr->max_msg_size)
 		return -FI_EINVAL;
 	if ((req->flags & FI_INJECT) && len > ep->inject_size)
@@ -121,11 +116,11 @@ ssize_t rivet_ep_post_send(struct rivet_ep *ep,
 {
 	struct ibv_sge sge[RIVET_IOV_LIMIT_MAX];
 	struct ibv_send_wr wr = { 0 }, *bad;
-	size_t len = rivet_iov_total(req->iov, req->count), tail;
+	size_t len, tail;
 	unsigned int flags = IBV_SEND_SIGNALED;
 	int ret, num = 0;
 
-	ret = rivet_send_check(ep, req, len);
+	ret = rivet_send_check(ep, req, &len);
 	if (ret)
 		return ret;
 	rivet_lock_acquire(&ep->lock);
@@ -209,12 +204,12 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 	struct ibv_sge sge[RIVET_IOV_LIMIT_MAX];
 	struct ibv_recv_wr wr = { 0 }, *bad;
 	struct rivet_wr_ctx *ctx;
-	size_t tail;
+	size_t tail, len;
 	int ret, num;
 
 	if (ep->state == RIVET_EP_IDLE)
 		return -FI_EOPBADSTATE;
-	if (count > ep->iov_limit || (count && !iov))
+	if (rivet_iov_check(iov, count, ep->iov_limit, &len))
 		return -FI_EINVAL;
 	ret = rivet_recv_sges(iov, desc, count, sge, &num);
 	if (ret)
@@ -229,7 +224,7 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 	*ctx = (struct rivet_wr_ctx) {
 		.ep = ep, .ring = &ep->rx_ring, .context = context,
 		.flags = FI_RECV | FI_MSG, .buf = count ? iov[0].iov_base : NULL,
-		.len = rivet_iov_total(iov, count), .cntr = ep->recv_cntr,
+		.len = len, .cntr = ep->recv_cntr,
 		.report = !ep->rx_selective || (flags & FI_COMPLETION),
 	};
 	wr.wr_id = (uintptr_t)ctx;
@@ -252,6 +247,8 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 static ssize_t rivet_msg_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
 				 uint64_t flags)
 {
+	if (!msg)
+		return -FI_EINVAL;
 	return rivet_ep_post_recv(to_rep(fid), msg->msg_iov, msg->desc,
 				  msg->iov_count, msg->context, flags);
 }
@@ -293,6 +290,8 @@ static ssize_t rivet_msg_send_common(struct rivet_ep *ep,
 static ssize_t rivet_msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
 				 uint64_t flags)
 {
+	if (!msg)
+		return -FI_EINVAL;
 	return rivet_msg_send_common(to_rep(fid), msg->msg_iov, msg->desc,
 				     msg->iov_count, msg->context, msg->data,
 				     flags);

@@ -216,48 +216,40 @@ static void rivet_rx_arrive(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 		rivet_rndv_start(ep, rx, conn, hdr, rts);
 }
 
-static bool rivet_rx_valid(struct rivet_rdm_ep *ep,
-			   const struct rivet_wire_hdr *hdr, size_t len)
+/* The connection a message came on: the one its header names, when that
+ * is the QP it arrived on (always, from a rivet peer), else the one that
+ * owns the QP; NULL when no connection of ours does. */
+static struct rivet_conn *rivet_rx_conn(struct rivet_rdm_ep *ep,
+					const struct rivet_wire_hdr *hdr,
+					uint32_t qp_num)
 {
-	size_t need = sizeof(*hdr);
+	struct rivet_conn *conn;
 
-	if (len < sizeof(*hdr) || hdr->version != RIVET_WIRE_VERSION ||
-	    hdr->conn_idx >= ep->nconns)
-		return false;
-	/* a length beyond what came is malformed (and could wrap need) */
-	if (hdr->op != RIVET_OP_RTS && hdr->len > len)
-		return false;
-	if (hdr->op == RIVET_OP_EAGER)
-		need += hdr->len;
-	else if (hdr->op == RIVET_OP_RTS)
-		need += sizeof(struct rivet_wire_rts);
-	else if (hdr->op == RIVET_OP_FIN)
-		need += sizeof(struct rivet_wire_fin);
-	else if (hdr->op == RIVET_OP_ATOMIC)
-		need += sizeof(struct rivet_wire_atomic) + hdr->len;
-	else if (hdr->op == RIVET_OP_RMA_EVENT)
-		need += sizeof(struct rivet_wire_rma_event);
-	else if (hdr->op == RIVET_OP_ATOMIC_RESP)
-		need += RIVET_MAX(hdr->len,
-				  sizeof(struct rivet_wire_atomic_resp));
-	else
-		return false;
-	return len >= need;
+	if (hdr->conn_idx < ep->nconns) {
+		conn = ep->conns[hdr->conn_idx];
+		if (conn->qp && conn->qp->qp_num == qp_num)
+			return conn;
+	}
+	RIVET_DBG(EP_DATA, "header names connection %u, came on qp 0x%x\n",
+		  hdr->conn_idx, qp_num);
+	return rivet_conn_of_qp(ep, qp_num);
 }
 
 void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
-			   size_t len)
+			   size_t len, uint32_t qp_num)
 {
 	const struct rivet_wire_hdr *hdr = (const void *)buf->data;
 	const uint8_t *body = buf->data + sizeof(*hdr);
 	struct rivet_conn *conn;
 
 	RIVET_MEM_DEFINED(buf->data, len);
-	if (!rivet_rx_valid(ep, hdr, len)) {
-		RIVET_WARN(EP_DATA, "malformed message dropped\n");
+	conn = rivet_wire_check(hdr, len) ? NULL :
+	       rivet_rx_conn(ep, hdr, qp_num);
+	if (!conn) {
+		RIVET_WARN(EP_DATA, "malformed message on qp 0x%x dropped\n",
+			   qp_num);
 		goto repost;
 	}
-	conn = ep->conns[hdr->conn_idx];
 	switch (hdr->op) {
 	case RIVET_OP_EAGER:
 		rivet_rx_arrive(ep, conn, hdr, body, NULL);
@@ -275,7 +267,7 @@ void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 		rivet_rma_handle_event(ep, conn, hdr);
 		break;
 	default:
-		rivet_rndv_handle_fin(ep, (const void *)body);
+		rivet_rndv_handle_fin(ep, conn, (const void *)body);
 		break;
 	}
 repost:

@@ -8,25 +8,47 @@
 
 #include "rivet_rdm.h"
 
+/*
+ * The registration a rendezvous uses for one buffer: the application's
+ * when it allows the access (held busy until the operation ends), else
+ * one of the operation's own over exactly these bytes.  A region the
+ * application registered without FI_REMOTE_READ is never exposed: the
+ * peer reads an own registration whose scope is the message and whose
+ * life ends with it.
+ */
 static struct ibv_mr *rivet_rndv_mr(struct rivet_rdm_ep *ep, void *desc,
 				    void *base, size_t len, int access,
-				    struct ibv_mr **own_p)
+				    struct ibv_mr **own_p,
+				    struct rivet_mr **busy_p)
 {
 	struct rivet_mr *mr = desc;
+	bool remote = access & IBV_ACCESS_REMOTE_READ;
 
 	*own_p = NULL;
-	if (mr && (mr->ibv_access & access) == access)
+	*busy_p = NULL;
+	if (mr && (mr->ibv_access & access) == access &&
+	    (!remote || (mr->access & FI_REMOTE_READ))) {
+		atomic_fetch_add(&mr->busy, 1);
+		*busy_p = mr;
 		return mr->ibv_mr;
+	}
 	*own_p = ibv_reg_mr(ep->domain->pd, base, len, access);
 	if (!*own_p)
 		RIVET_WARN_ERRNO(EP_DATA, "ibv_reg_mr", errno);
 	return *own_p;
 }
 
+static void rivet_rndv_unbusy(struct rivet_mr **busy, size_t *nbusy)
+{
+	while (*nbusy)
+		atomic_fetch_sub(&busy[--*nbusy]->busy, 1);
+}
+
 void rivet_rndv_release_op(struct rivet_tx_op *op)
 {
 	while (op->nmrs)
 		ibv_dereg_mr(op->mrs[--op->nmrs]);
+	rivet_rndv_unbusy(op->busy, &op->nbusy);
 }
 
 int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
@@ -35,6 +57,7 @@ int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	struct rivet_wire_hdr *hdr = (struct rivet_wire_hdr *)op->buf;
 	struct rivet_wire_rts *rts = (struct rivet_wire_rts *)(hdr + 1);
 	struct ibv_mr *mr, *own;
+	struct rivet_mr *busy;
 	size_t i;
 
 	memset(rts, 0, sizeof(*rts));
@@ -44,13 +67,15 @@ int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 			continue;
 		mr = rivet_rndv_mr(ep, desc ? desc[i] : NULL,
 				   iov[i].iov_base, iov[i].iov_len,
-				   IBV_ACCESS_REMOTE_READ, &own);
+				   IBV_ACCESS_REMOTE_READ, &own, &busy);
 		if (!mr) {
 			rivet_rndv_release_op(op);
 			return -FI_ENOMEM;
 		}
 		if (own)
 			op->mrs[op->nmrs++] = own;
+		if (busy)
+			op->busy[op->nbusy++] = busy;
 		rts->segs[rts->nsegs++] = (struct rivet_wire_seg) {
 			.addr = (uintptr_t)iov[i].iov_base, .rkey = mr->rkey,
 			.len = iov[i].iov_len,
@@ -69,6 +94,7 @@ static int rivet_rndv_register(struct rivet_rdm_ep *ep,
 			       uint32_t *lkeys)
 {
 	struct ibv_mr *mr, *own;
+	struct rivet_mr *busy;
 	size_t i;
 
 	for (i = 0; i < r->count; i++) {
@@ -76,11 +102,13 @@ static int rivet_rndv_register(struct rivet_rdm_ep *ep,
 			continue;
 		mr = rivet_rndv_mr(ep, desc[i], r->iov[i].iov_base,
 				   r->iov[i].iov_len, IBV_ACCESS_LOCAL_WRITE,
-				   &own);
+				   &own, &busy);
 		if (!mr)
 			return -FI_ENOMEM;
 		if (own)
 			r->mrs[r->nmrs++] = own;
+		if (busy)
+			r->busy[r->nbusy++] = busy;
 		lkeys[i] = mr->lkey;
 	}
 	return 0;
@@ -129,13 +157,21 @@ static void rivet_rndv_finish(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 
 	for (i = 0; !r->status && i < r->count; i++)
 		RIVET_MEM_DEFINED(r->iov[i].iov_base, r->iov[i].iov_len);
+	/* the sender hears whether its data arrived (a truncation is the
+	 * receiver's own error: the bytes that fit did) */
 	if (r->conn->state != RIVET_CONN_CLOSED)
-		rivet_rndv_send_fin(r->conn, r->rts.send_id, 0);
-	if (r->status && !r->comp.err)
+		rivet_rndv_send_fin(r->conn, r->rts.send_id,
+				    r->status == FI_ETRUNC ? 0 : r->status);
+	if (r->status && !r->comp.err) {
 		r->comp.err = r->status;
+		r->comp.prov_errno = r->prov_errno;
+	}
+	if (r->status && r->status != FI_ETRUNC)
+		r->comp.len = 0;	/* nothing placed that can be told */
 	rivet_rdm_complete(ep, false, &r->comp, r->report);
 	while (r->nmrs)
 		ibv_dereg_mr(r->mrs[--r->nmrs]);
+	rivet_rndv_unbusy(r->busy, &r->nbusy);
 	if (r->rx && !--r->rx->inflight && r->rx->released)
 		rivet_rx_retire(ep, r->rx);
 	free(r);
@@ -148,12 +184,18 @@ static int rivet_rndv_issue(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 	struct ibv_send_wr wrs[16], *bad;
 	struct ibv_sge sges[16];
 	size_t i;
+	/* a truncated message still gets the bytes that fit */
+	bool failed = r->status && r->status != FI_ETRUNC;
 	int ret;
 
-	if (!r->registered && rivet_rndv_register(ep, r, desc, r->lkeys))
+	if (!r->registered && !failed &&
+	    rivet_rndv_register(ep, r, desc, r->lkeys)) {
 		r->status = FI_ENOMEM;
+		r->prov_errno = RIVET_PERR_REG;
+		failed = true;
+	}
 	r->registered = true;
-	r->nreads = r->status ? 0 :
+	r->nreads = failed ? 0 :
 		    rivet_rndv_plan(ep, r, r->lkeys, wrs, sges, 16);
 	if (!r->nreads) {
 		rivet_rndv_finish(ep, r);
@@ -166,6 +208,7 @@ static int rivet_rndv_issue(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 	ret = ibv_post_send(r->conn->qp, wrs, &bad);
 	if (ret) {
 		r->status = FI_EIO;
+		r->prov_errno = RIVET_PERR_CONN;
 		r->nreads = 0;
 		rivet_rndv_finish(ep, r);
 		return 0;
@@ -205,14 +248,21 @@ void rivet_rndv_start(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 	r->kind = RIVET_WR_READ;
 	r->conn = conn;
 	r->rts = *rts;
-	r->rts.nsegs = RIVET_MIN(r->rts.nsegs, RIVET_RNDV_MAX_SEGS);
+	if (rivet_wire_rts_check(rts, hdr->len)) {
+		RIVET_WARN(EP_DATA, "RTS of %" PRIu64 " bytes with bad "
+			   "segments from connection %u\n", hdr->len,
+			   conn->idx);
+		r->rts.nsegs = 0;
+		r->status = FI_EIO;
+		r->prov_errno = RIVET_PERR_PROTO;
+	}
 	r->report = rx->report;
 	r->count = rivet_rx_target(ep, rx, hdr->len, r->iov, desc);
 	for (i = 0, cap = 0; i < r->count; i++)
 		cap += r->iov[i].iov_len;
 	rivet_rx_fill_comp(rx, conn, hdr, RIVET_MIN(cap, hdr->len), &r->comp);
 	r->comp.buf = r->iov[0].iov_base;
-	if (hdr->len > cap) {
+	if (hdr->len > cap && !r->status) {
 		r->status = FI_ETRUNC;
 		r->comp.olen = hdr->len - cap;
 	}
@@ -231,10 +281,12 @@ void rivet_rndv_start(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 }
 
 void rivet_rndv_read_done(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
-			  int status)
+			  int wc_status)
 {
-	if (status && !r->status)
-		r->status = status;
+	if (wc_status != IBV_WC_SUCCESS && !r->status) {
+		r->status = rivet_wc_status_to_fi(wc_status);
+		r->prov_errno = wc_status;
+	}
 	if (++r->reads_done == r->nreads)
 		rivet_rndv_finish(ep, r);
 }
@@ -333,24 +385,32 @@ int rivet_rndv_send_fin(struct rivet_conn *conn, uint64_t send_id,
 	return rivet_rndv_fin_post(conn, send_id, status);
 }
 
-void rivet_rndv_handle_fin(struct rivet_rdm_ep *ep,
+void rivet_rndv_handle_fin(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 			   const struct rivet_wire_fin *fin)
 {
 	uint32_t index = (uint32_t)fin->send_id;
+	int status = rivet_wire_status(fin->status);
 	struct rivet_tx_op *op;
 
 	if (index >= ep->tx_size)
-		return;
+		goto stray;
 	op = &ep->tx_ops[index];
-	if (op->gen != (uint32_t)(fin->send_id >> 32) || !op->rndv)
-		return;
+	/* the RTS went out on op->conn: its FIN comes back on it */
+	if (op->gen != (uint32_t)(fin->send_id >> 32) || !op->rndv ||
+	    op->conn != conn)
+		goto stray;
 	if (op->state == RIVET_TX_WAIT_FIN) {
 		DL_DELETE(op->conn->wait_fin, op);
-		rivet_tx_op_done(ep, op, fin->status, 0);
+		rivet_tx_op_done(ep, op, status,
+				 status ? RIVET_PERR_PEER_RX : 0);
 	} else if (op->state == RIVET_TX_POSTED) {
 		op->fin_seen = true;	/* the send's WC is still to come */
-		op->fin_status = fin->status;
+		op->fin_status = status;
 	}
+	return;
+stray:
+	RIVET_WARN(EP_DATA, "FIN for no rendezvous of connection %u "
+		   "(qp 0x%x) ignored\n", conn->idx, conn->qp->qp_num);
 }
 
 static void rivet_rndv_fail_ctrl(struct rivet_rdm_ep *ep,
@@ -358,6 +418,7 @@ static void rivet_rndv_fail_ctrl(struct rivet_rdm_ep *ep,
 {
 	if (c->rndv) {
 		c->rndv->status = FI_ECONNABORTED;
+		c->rndv->prov_errno = RIVET_PERR_CONN;
 		c->rndv->nreads = 0;
 		rivet_rndv_finish(ep, c->rndv);
 	}

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "rivet_iov.h"
 #include "rivet_rdm.h"
 
 #define RIVET_RDM_SILENT (1ULL << 63)	/* internal: fi_inject* */
@@ -20,15 +21,6 @@ struct rivet_rdm_req {
 	uint64_t flags;
 	bool tagged;
 };
-
-static size_t rivet_rdm_iov_len(const struct iovec *iov, size_t count)
-{
-	size_t i, len = 0;
-
-	for (i = 0; i < count; i++)
-		len += iov[i].iov_len;
-	return len;
-}
 
 /* Header, and the payload when eager (len != 0 only then). */
 static void rivet_rdm_stage(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
@@ -117,8 +109,8 @@ static ssize_t rivet_rdm_inject_direct(struct rivet_rdm_ep *ep,
 	ssize_t ret = RIVET_RDM_SLOW;
 
 	if (len > RIVET_RDM_INJECT_SIZE ||
-	    sizeof(hdr) + len > ep->max_inline || ep->send_cntr)
-		return RIVET_RDM_SLOW;
+	    sizeof(hdr) + len > ep->max_inline || ep->send_cntr || !buf)
+		return RIVET_RDM_SLOW;	/* the general path checks all */
 	rivet_rdm_lock(ep);
 	conn = rivet_conn_ready(ep, dest);
 	if (!conn || conn->inj_out >= ep->inj_max)
@@ -155,12 +147,13 @@ out:
 static ssize_t rivet_rdm_send(struct rivet_rdm_ep *ep,
 			      const struct rivet_rdm_req *req)
 {
-	size_t len = rivet_rdm_iov_len(req->iov, req->count);
 	struct rivet_conn *conn;
 	struct rivet_tx_op *op;
+	size_t len;
 	int ret;
 
-	if (req->count > RIVET_RDM_IOV_LIMIT || len > ep->max_msg_size ||
+	if (rivet_iov_check(req->iov, req->count, RIVET_RDM_IOV_LIMIT, &len) ||
+	    len > ep->max_msg_size ||
 	    ((req->flags & FI_INJECT) && len > RIVET_RDM_INJECT_SIZE))
 		return -FI_EINVAL;
 	rivet_rdm_lock(ep);
@@ -229,7 +222,8 @@ static void rivet_rdm_unexp_deliver(struct rivet_rdm_ep *ep,
 }
 
 static struct rivet_rx_op *rivet_rdm_rx_alloc(struct rivet_rdm_ep *ep,
-					      const struct rivet_rdm_req *req)
+					      const struct rivet_rdm_req *req,
+					      size_t len)
 {
 	struct rivet_rx_op *rx = ep->rx_free;
 	size_t i;
@@ -258,7 +252,7 @@ static struct rivet_rx_op *rivet_rdm_rx_alloc(struct rivet_rdm_ep *ep,
 		rx->iov[i] = req->iov[i];
 		rx->desc[i] = req->desc ? req->desc[i] : NULL;
 	}
-	rx->len = rivet_rdm_iov_len(req->iov, req->count);
+	rx->len = len;
 	rx->multi = req->flags & FI_MULTI_RECV;
 	rx->report = !ep->rx_selective || (req->flags & FI_COMPLETION);
 	ep->rx_ops_used++;
@@ -293,26 +287,27 @@ static void rivet_rdm_rx_post(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
 }
 
 static ssize_t rivet_rdm_peek(struct rivet_rdm_ep *ep,
-			      const struct rivet_rdm_req *req);
+			      const struct rivet_rdm_req *req, size_t len);
 
 static ssize_t rivet_rdm_recv(struct rivet_rdm_ep *ep,
 			      const struct rivet_rdm_req *req)
 {
 	struct rivet_rx_op *rx;
 	ssize_t ret = 0;
+	size_t len;
 
-	if (req->count > RIVET_RDM_IOV_LIMIT ||
+	if (rivet_iov_check(req->iov, req->count, RIVET_RDM_IOV_LIMIT, &len) ||
 	    ((req->flags & FI_MULTI_RECV) && req->count != 1))
 		return -FI_EINVAL;
 	rivet_rdm_lock(ep);
 	if (!ep->enabled) {
 		ret = -FI_EOPBADSTATE;
 	} else if (req->flags & (FI_PEEK | FI_CLAIM)) {
-		ret = rivet_rdm_peek(ep, req);
+		ret = rivet_rdm_peek(ep, req, len);
 	} else if (ep->rx_ops_used >= ep->rx_size) {
 		ret = -FI_EAGAIN;
 	} else {
-		rx = rivet_rdm_rx_alloc(ep, req);
+		rx = rivet_rdm_rx_alloc(ep, req, len);
 		if (rx)
 			rivet_rdm_rx_post(ep, rx);
 		else
@@ -346,36 +341,57 @@ static void rivet_rdm_peek_comp(struct rivet_rdm_ep *ep,
 	rivet_rdm_complete(ep, false, &e, true);
 }
 
-static ssize_t rivet_rdm_claimed(struct rivet_rdm_ep *ep,
-				 const struct rivet_rdm_req *req)
+/* The message an FI_CLAIM context names: the peek that claimed it left
+ * it there with the endpoint beside it, and its delivery clears both, so
+ * a second claim of the same context finds nothing. */
+static struct rivet_unexp *rivet_rdm_claim_of(struct rivet_rdm_ep *ep,
+					      struct fi_context *ctx)
 {
-	struct fi_context *ctx = req->context;
-	struct rivet_unexp *u = ctx ? ctx->internal[0] : NULL;
+	struct rivet_unexp *u = ctx->internal[0];
+
+	if (!u || ctx->internal[1] != ep || !u->claimed)
+		return NULL;
+	ctx->internal[0] = ctx->internal[1] = NULL;
+	return u;
+}
+
+static ssize_t rivet_rdm_claimed(struct rivet_rdm_ep *ep,
+				 const struct rivet_rdm_req *req, size_t len)
+{
+	struct rivet_unexp *u = rivet_rdm_claim_of(ep, req->context);
 	struct rivet_rx_op *rx;
 
-	if (!u || !u->claimed)
+	if (!u)
 		return -FI_EINVAL;
 	if (req->flags & FI_DISCARD) {
 		rivet_rdm_peek_comp(ep, req, u, 0);
 		rivet_rdm_unexp_release(ep, u, req->tagged);
 		return 0;
 	}
-	rx = rivet_rdm_rx_alloc(ep, req);
-	if (!rx)
+	rx = rivet_rdm_rx_alloc(ep, req, len);
+	if (!rx) {
+		u->claimed = true;	/* still the application's to take */
+		((struct fi_context *)req->context)->internal[0] = u;
+		((struct fi_context *)req->context)->internal[1] = ep;
 		return -FI_ENOMEM;
+	}
 	rx->multi = false;
 	rivet_rdm_unexp_deliver(ep, rx, u, req->tagged);
 	return 0;
 }
 
 static ssize_t rivet_rdm_peek(struct rivet_rdm_ep *ep,
-			      const struct rivet_rdm_req *req)
+			      const struct rivet_rdm_req *req, size_t len)
 {
+	struct fi_context *ctx = req->context;
 	struct rivet_unexp *u;
 	bool directed = ep->caps & FI_DIRECTED_RECV;
 
+	/* fi_tagged(3): a claim needs a context to remember the message */
+	if ((req->flags & FI_CLAIM) && !ctx)
+		return -FI_EINVAL;
 	if (!(req->flags & FI_PEEK))
-		return rivet_rdm_claimed(ep, req);
+		return rivet_rdm_claimed(ep, req, len);
 	rivet_rdm_progress_locked(ep);
 	u = rivet_match_unexp(req->tagged ? ep->unexp_tag : ep->unexp_msg,
 			      directed ? req->addr : FI_ADDR_UNSPEC,
@@ -389,10 +405,9 @@ static ssize_t rivet_rdm_peek(struct rivet_rdm_ep *ep,
 	if (req->flags & FI_DISCARD) {
 		rivet_rdm_unexp_release(ep, u, req->tagged);
 	} else if (req->flags & FI_CLAIM) {
-		if (!req->context)
-			return -FI_EINVAL;
 		u->claimed = true;
-		((struct fi_context *)req->context)->internal[0] = u;
+		ctx->internal[0] = u;
+		ctx->internal[1] = ep;
 	}
 	return 0;
 }
@@ -439,7 +454,11 @@ ssize_t rivet_rdm_cancel(struct rivet_rdm_ep *ep, void *context)
 static ssize_t rivet_rdm_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
 				 uint64_t flags)
 {
-	struct rivet_rdm_req req = {
+	struct rivet_rdm_req req;
+
+	if (!msg)
+		return -FI_EINVAL;
+	req = (struct rivet_rdm_req) {
 		.iov = msg->msg_iov, .desc = msg->desc,
 		.count = msg->iov_count, .addr = msg->addr,
 		.context = msg->context, .flags = flags,
@@ -471,7 +490,11 @@ static ssize_t rivet_rdm_recv1(struct fid_ep *fid, void *buf, size_t len,
 static ssize_t rivet_rdm_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
 				 uint64_t flags)
 {
-	struct rivet_rdm_req req = {
+	struct rivet_rdm_req req;
+
+	if (!msg)
+		return -FI_EINVAL;
+	req = (struct rivet_rdm_req) {
 		.iov = msg->msg_iov, .desc = msg->desc,
 		.count = msg->iov_count, .addr = msg->addr,
 		.context = msg->context, .flags = flags, .data = msg->data,
@@ -567,7 +590,11 @@ static ssize_t rivet_rdm_trecvmsg(struct fid_ep *fid,
 				  const struct fi_msg_tagged *msg,
 				  uint64_t flags)
 {
-	struct rivet_rdm_req req = {
+	struct rivet_rdm_req req;
+
+	if (!msg)
+		return -FI_EINVAL;
+	req = (struct rivet_rdm_req) {
 		.iov = msg->msg_iov, .desc = msg->desc,
 		.count = msg->iov_count, .addr = msg->addr,
 		.tag = msg->tag, .ignore = msg->ignore,
@@ -603,7 +630,11 @@ static ssize_t rivet_rdm_tsendmsg(struct fid_ep *fid,
 				  const struct fi_msg_tagged *msg,
 				  uint64_t flags)
 {
-	struct rivet_rdm_req req = {
+	struct rivet_rdm_req req;
+
+	if (!msg)
+		return -FI_EINVAL;
+	req = (struct rivet_rdm_req) {
 		.iov = msg->msg_iov, .desc = msg->desc,
 		.count = msg->iov_count, .addr = msg->addr,
 		.tag = msg->tag, .data = msg->data, .context = msg->context,

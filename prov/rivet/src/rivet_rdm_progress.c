@@ -110,7 +110,8 @@ static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 		    wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
 			rivet_rma_handle_imm(ep, buf, wc);
 		else if (wc->status == IBV_WC_SUCCESS)
-			rivet_proto_handle_rx(ep, buf, wc->byte_len);
+			rivet_proto_handle_rx(ep, buf, wc->byte_len,
+					      wc->qp_num);
 		else if (wc->status != IBV_WC_WR_FLUSH_ERR)
 			rivet_rdm_srq_post(ep, buf);
 		break;
@@ -125,8 +126,7 @@ static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 		break;
 	case RIVET_WR_READ:
 		ep->ctrl_free++;
-		rivet_rndv_read_done(ep, p, wc->status == IBV_WC_SUCCESS ? 0 :
-				     rivet_wc_status_to_fi(wc->status));
+		rivet_rndv_read_done(ep, p, wc->status);
 		break;
 	default:
 		RIVET_WARN(EP_DATA, "unknown work completion 0x%" PRIx64 "\n",

@@ -14,6 +14,7 @@
  */
 #include <stdlib.h>
 
+#include "rivet_iov.h"
 #include "rivet_rdm.h"
 
 #define RIVET_RMA_SILENT (1ULL << 63)	/* internal: fi_inject_write* */
@@ -30,21 +31,15 @@ struct rivet_rma_req {
 	bool read;
 };
 
-static size_t rivet_rma_len(const struct iovec *iov, size_t count)
-{
-	size_t i, len = 0;
-
-	for (i = 0; i < count; i++)
-		len += iov[i].iov_len;
-	return len;
-}
-
 static int rivet_rma_check(struct rivet_rdm_ep *ep,
-			   const struct rivet_rma_req *req, size_t len)
+			   const struct rivet_rma_req *req, size_t *len_p)
 {
-	if (req->count > RIVET_RDM_IOV_LIMIT || (req->count && !req->iov) ||
+	size_t len;
+
+	if (rivet_iov_check(req->iov, req->count, RIVET_RDM_IOV_LIMIT, &len) ||
 	    !req->rma)
 		return -FI_EINVAL;
+	*len_p = len;
 	if (len > ep->max_msg_size || len > ep->domain->dev->max_msg_size)
 		return -FI_EINVAL;
 	if ((req->flags & FI_INJECT) &&
@@ -454,8 +449,8 @@ static int rivet_rma_fast_locked(struct rivet_rdm_ep *ep,
 static ssize_t rivet_rma_start(struct rivet_rdm_ep *ep,
 			       const struct rivet_rma_req *req)
 {
-	size_t len = req->iov ? rivet_rma_len(req->iov, req->count) : 0;
-	int ret = rivet_rma_check(ep, req, len);
+	size_t len;
+	int ret = rivet_rma_check(ep, req, &len);
 
 	if (ret)
 		return ret;
@@ -601,20 +596,6 @@ void rivet_rma_complete(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	rivet_cntr_inc(cntr);
 }
 
-/* Connections are few per endpoint; a write with data is a rare event
- * next to the messages, so the search is linear. */
-static struct rivet_conn *rivet_rma_conn_of_qp(struct rivet_rdm_ep *ep,
-					       uint32_t qp_num)
-{
-	size_t i;
-
-	for (i = 0; i < ep->nconns; i++)
-		if (ep->conns[i] && ep->conns[i]->qp &&
-		    ep->conns[i]->qp->qp_num == qp_num)
-			return ep->conns[i];
-	return NULL;
-}
-
 /* The target's side of an RMA or atomic when FI_RMA_EVENT is on: the
  * remote read or write counter, and an event in the receive CQ (no
  * context; FI_RMA or FI_ATOMIC with FI_REMOTE_READ or FI_REMOTE_WRITE). */
@@ -654,7 +635,9 @@ void rivet_rma_handle_event(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 void rivet_rma_handle_imm(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 			  const struct ibv_wc *wc)
 {
-	struct rivet_conn *conn = rivet_rma_conn_of_qp(ep, wc->qp_num);
+	struct rivet_conn *conn = rivet_conn_of_qp(ep, wc->qp_num);
+	uint64_t rma = ep->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ |
+				   FI_REMOTE_WRITE);
 	struct rivet_cq_entry e = {
 		.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
 		.len = wc->byte_len, .data = ntohl(wc->imm_data),
@@ -662,6 +645,14 @@ void rivet_rma_handle_imm(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 	};
 
 	rivet_rdm_srq_post(ep, buf);
+	/* only an endpoint that takes remote writes hears of them */
+	if (!conn || !(ep->caps & FI_RMA) ||
+	    (rma && !(rma & FI_REMOTE_WRITE))) {
+		RIVET_WARN(EP_DATA, "write with immediate data on qp 0x%x "
+			   "ignored: the endpoint has no FI_REMOTE_WRITE\n",
+			   wc->qp_num);
+		return;
+	}
 	rivet_cq_write(ep->rx_cq, &e);
 	if (ep->rma_event)	/* the event is the data completion above */
 		rivet_cntr_inc(ep->rwrite_cntr);
@@ -672,16 +663,17 @@ void rivet_rma_handle_imm(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 static ssize_t rivet_rma_msg(struct fid_ep *fid, const struct fi_msg_rma *msg,
 			     uint64_t flags, bool read)
 {
-	struct rivet_rma_req req = {
+	struct rivet_rma_req req;
+
+	/* one RDMA work request names one remote range */
+	if (!msg || msg->rma_iov_count != 1)
+		return -FI_EINVAL;
+	req = (struct rivet_rma_req) {
 		.iov = msg->msg_iov, .desc = msg->desc,
 		.count = msg->iov_count, .addr = msg->addr,
 		.rma = msg->rma_iov, .context = msg->context,
 		.data = msg->data, .flags = flags, .read = read,
 	};
-
-	/* one RDMA work request names one remote range */
-	if (msg->rma_iov_count != 1)
-		return -FI_EINVAL;
 	return rivet_rma_start(to_rrdm(fid), &req);
 }
 

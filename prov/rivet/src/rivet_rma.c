@@ -36,7 +36,7 @@ static ssize_t rivet_rma_msg(struct fid_ep *fid, const struct fi_msg_rma *msg,
 			     uint64_t flags, bool is_read)
 {
 	/* one RDMA work request names one remote range */
-	if (msg->rma_iov_count != 1 || !msg->rma_iov)
+	if (!msg || msg->rma_iov_count != 1 || !msg->rma_iov)
 		return -FI_EINVAL;
 	return rivet_rma_common(to_rep(fid), msg->msg_iov, msg->desc,
 				msg->iov_count, msg->rma_iov, msg->context,

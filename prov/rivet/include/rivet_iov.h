@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Argument checks of the data path: the iovec and fi_ioc arrays that
+ * fi_msg(3), fi_tagged(3), fi_rma(3) and fi_atomic(3) take.  Inline: each
+ * walks the array its caller walks anyway, with one compare more per entry.
+ */
+#ifndef RIVET_IOV_H
+#define RIVET_IOV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_errno.h>
+
+/*
+ * The total length of count iovs, in *len_p: 0 or -FI_EINVAL when the
+ * array is NULL with a count, longer than limit, holds a NULL buffer with
+ * a non-zero length, or its lengths add up past SIZE_MAX.
+ */
+static inline int rivet_iov_check(const struct iovec *iov, size_t count,
+				  size_t limit, size_t *len_p)
+{
+	size_t i, len = 0;
+
+	if (count > limit || (count && !iov))
+		return -FI_EINVAL;
+	for (i = 0; i < count; i++) {
+		if (iov[i].iov_len && !iov[i].iov_base)
+			return -FI_EINVAL;
+		if (len + iov[i].iov_len < len)
+			return -FI_EINVAL;
+		len += iov[i].iov_len;
+	}
+	*len_p = len;
+	return 0;
+}
+
+/* Elements in an fi_ioc array; SIZE_MAX (more than any operation takes)
+ * when an entry with a count has no buffer or the counts wrap. */
+static inline size_t rivet_ioc_elems(const struct fi_ioc *ioc, size_t n)
+{
+	size_t i, total = 0;
+
+	for (i = 0; ioc && i < n; i++) {
+		if (ioc[i].count && !ioc[i].addr)
+			return SIZE_MAX;
+		if (total + ioc[i].count < total)
+			return SIZE_MAX;
+		total += ioc[i].count;
+	}
+	return total;
+}
+
+#endif /* RIVET_IOV_H */

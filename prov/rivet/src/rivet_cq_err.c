@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The words of an error completion: every entry rivet writes carries a
+ * prov_errno (a verbs status or a rivet reason) and fi_cq_strerror says
+ * which operation failed, with which peer, and why.
+ */
+#include <stdio.h>
+
+#include "rivet.h"
+
+int rivet_perr_of(int err)
+{
+	switch (err) {
+	case FI_ETRUNC:
+		return RIVET_PERR_TRUNC;
+	case FI_ECANCELED:
+		return RIVET_PERR_CANCELED;
+	case FI_ENOMSG:
+		return RIVET_PERR_NOMSG;
+	case FI_ECONNRESET:
+	case FI_ECONNABORTED:
+	case FI_ECONNREFUSED:
+	case FI_EHOSTUNREACH:
+	case FI_ETIMEDOUT:
+		return RIVET_PERR_CONN;
+	case FI_ENOMEM:
+		return RIVET_PERR_REG;
+	default:
+		return RIVET_PERR_OTHER;
+	}
+}
+
+const char *rivet_perr_str(int prov_errno)
+{
+	switch (prov_errno) {
+	case RIVET_PERR_PEER_RX:
+		return "the receiver could not place the data";
+	case RIVET_PERR_CONN:
+		return "the connection to the peer failed or was refused";
+	case RIVET_PERR_PROTO:
+		return "the peer sent a malformed rivet message";
+	case RIVET_PERR_REG:
+		return "the buffer could not be registered";
+	case RIVET_PERR_CANCELED:
+		return "cancelled";
+	case RIVET_PERR_NOMSG:
+		return "no matching message";
+	case RIVET_PERR_TRUNC:
+		return "the message is longer than the receive buffer";
+	case RIVET_PERR_TARGET:
+		return "the target refused the operation";
+	case RIVET_PERR_AV_REMOVED:
+		return "the peer was removed from the address vector";
+	case RIVET_PERR_OTHER:
+		return "rivet error";
+	default:
+		if (prov_errno > 0 && prov_errno < RIVET_PERR_BASE)
+			return rivet_wc_status_str(prov_errno);
+		return "unknown provider error";
+	}
+}
+
+static const char *rivet_cq_err_op(uint64_t flags)
+{
+	if (flags & FI_REMOTE_WRITE)
+		return "remote write";
+	if (flags & FI_REMOTE_READ)
+		return "remote read";
+	if (flags & FI_ATOMIC)
+		return "atomic";
+	if (flags & FI_RMA)
+		return (flags & FI_READ) ? "RMA read" : "RMA write";
+	if (flags & FI_SEND)
+		return "send";
+	if (flags & FI_RECV)
+		return "receive";
+	return "operation";
+}
+
+void rivet_cq_err_text(const struct rivet_cq_entry *e, char *buf,
+		       size_t len)
+{
+	const char *dir = (e->flags & (FI_RECV | FI_REMOTE_READ |
+				       FI_REMOTE_WRITE)) ? "from" : "to";
+	char peer[40] = "";
+	int perr = e->prov_errno ? e->prov_errno : rivet_perr_of(e->err);
+
+	if (e->src != FI_ADDR_NOTAVAIL && e->src != FI_ADDR_UNSPEC)
+		snprintf(peer, sizeof(peer), " %s fi_addr %" PRIu64, dir,
+			 (uint64_t)e->src);
+	if (perr < RIVET_PERR_BASE)
+		snprintf(buf, len, "%s%s failed: %s (verbs status %d: %s)",
+			 rivet_cq_err_op(e->flags), peer, fi_strerror(e->err),
+			 perr, rivet_perr_str(perr));
+	else
+		snprintf(buf, len, "%s%s failed: %s (%s)",
+			 rivet_cq_err_op(e->flags), peer, rivet_perr_str(perr),
+			 fi_strerror(e->err));
+}
+
+const char *rivet_wc_status_str(int status)
+{
+	return ibv_wc_status_str((enum ibv_wc_status)status);
+}

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/* What a receiver checks of a peer's message (rivet_proto.c). */
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <rdma/fi_errno.h>
+
+#include "rivet_proto.h"
+
+static uint8_t g_msg[512];
+
+static struct rivet_wire_hdr *msg_hdr(uint8_t op, uint64_t len)
+{
+	struct rivet_wire_hdr *hdr = (struct rivet_wire_hdr *)g_msg;
+
+	memset(g_msg, 0, sizeof(g_msg));
+	*hdr = (struct rivet_wire_hdr) {
+		.version = RIVET_WIRE_VERSION, .op = op, .len = len,
+	};
+	return hdr;
+}
+
+Test(wire, whole_messages_pass)
+{
+	size_t h = sizeof(struct rivet_wire_hdr);
+
+	msg_hdr(RIVET_OP_EAGER, 10);
+	cr_expect_eq(rivet_wire_check(g_msg, h + 10), 0);
+	msg_hdr(RIVET_OP_EAGER, 0);
+	cr_expect_eq(rivet_wire_check(g_msg, h), 0);
+	msg_hdr(RIVET_OP_RTS, 1 << 30);	/* RTS: len is the message's */
+	cr_expect_eq(rivet_wire_check(g_msg,
+				      h + sizeof(struct rivet_wire_rts)), 0);
+	msg_hdr(RIVET_OP_FIN, 0);
+	cr_expect_eq(rivet_wire_check(g_msg,
+				      h + sizeof(struct rivet_wire_fin)), 0);
+}
+
+Test(wire, short_or_unknown_messages_fail)
+{
+	size_t h = sizeof(struct rivet_wire_hdr);
+	struct rivet_wire_hdr *hdr;
+
+	msg_hdr(RIVET_OP_EAGER, 0);
+	cr_expect_eq(rivet_wire_check(g_msg, h - 1), -FI_EINVAL);
+	msg_hdr(RIVET_OP_EAGER, 11);
+	cr_expect_eq(rivet_wire_check(g_msg, h + 10), -FI_EINVAL);
+	msg_hdr(RIVET_OP_EAGER, UINT64_MAX);	/* would wrap a sum */
+	cr_expect_eq(rivet_wire_check(g_msg, h + 10), -FI_EINVAL);
+	msg_hdr(RIVET_OP_RTS, 100);
+	cr_expect_eq(rivet_wire_check(g_msg, h + 8), -FI_EINVAL);
+	msg_hdr(RIVET_OP_FIN, 0);
+	cr_expect_eq(rivet_wire_check(g_msg, h + 8), -FI_EINVAL);
+	msg_hdr(99, 0);
+	cr_expect_eq(rivet_wire_check(g_msg, h + 64), -FI_EINVAL);
+	hdr = msg_hdr(RIVET_OP_EAGER, 0);
+	hdr->version = RIVET_WIRE_VERSION + 1;
+	cr_expect_eq(rivet_wire_check(g_msg, h), -FI_EINVAL);
+	msg_hdr(RIVET_OP_ATOMIC, 16);
+	cr_expect_eq(rivet_wire_check(g_msg, h + 32), -FI_EINVAL);
+	cr_expect_eq(rivet_wire_check(g_msg, h + 48), 0);
+}
+
+Test(wire, rts_segments_must_cover_the_message)
+{
+	struct rivet_wire_rts rts = {
+		.nsegs = 2,
+		.segs = { { 0x1000, 1, 100 }, { 0x9000, 2, 50 } },
+	};
+
+	cr_expect_eq(rivet_wire_rts_check(&rts, 150), 0);
+	cr_expect_eq(rivet_wire_rts_check(&rts, 151), -FI_EINVAL,
+		     "shorter than announced");
+	cr_expect_eq(rivet_wire_rts_check(&rts, 149), -FI_EINVAL);
+	rts.nsegs = 0;
+	cr_expect_eq(rivet_wire_rts_check(&rts, 150), -FI_EINVAL, "empty");
+	cr_expect_eq(rivet_wire_rts_check(&rts, 0), 0);
+	rts.nsegs = RIVET_RNDV_MAX_SEGS + 1;
+	cr_expect_eq(rivet_wire_rts_check(&rts, 150), -FI_EINVAL);
+	rts.nsegs = 2;
+	rts.segs[1].len = 0;
+	cr_expect_eq(rivet_wire_rts_check(&rts, 100), -FI_EINVAL);
+	rts.segs[1] = (struct rivet_wire_seg) { UINT64_MAX - 10, 2, 50 };
+	cr_expect_eq(rivet_wire_rts_check(&rts, 150), -FI_EINVAL, "wraps");
+}
+
+Test(wire, status_is_a_positive_fi_code)
+{
+	cr_expect_eq(rivet_wire_status(0), 0);
+	cr_expect_eq(rivet_wire_status(FI_EACCES), FI_EACCES);
+	cr_expect_eq(rivet_wire_status(FI_ETRUNC), FI_ETRUNC);
+	cr_expect_eq(rivet_wire_status(-FI_EACCES), FI_EIO);
+	cr_expect_eq(rivet_wire_status(FI_ERRNO_MAX), FI_EIO);
+	cr_expect_eq(rivet_wire_status(INT32_MIN), FI_EIO);
+}
