@@ -13,7 +13,7 @@ Runs fi_rivet_rdm (as it is and with -A: FI_PROGRESS_AUTO) and
 fi_rivet_rdm_rma (server/client), fi_rivet_rdm_atomic (4 processes; for
 rivet again with FI_RIVET_NATIVE_ATOMICS=1), both again with offset
 addressing (-O),
-fi_rivet_rdm_multi,
+fi_rivet_rdm_multi, fi_rivet_rdm_harden (misuse and failure containment),
 fi_rivet_rdm_mesh (NPROCS processes), fi_rivet_rdm_kill (a victim that dies
 mid-transfer, a survivor, a client), the MPI programs of fabtests/mpi
 (mpirun -np RANKS, pml cm, mtl ofi restricted to PROV), MPI one-sided
@@ -34,7 +34,7 @@ checks.
   -I ITERS   ping-pong iterations of fi_rivet_rdm (default 10)
   -n NPROCS  processes of the mesh (default 8)
   -m RANKS   MPI ranks (default 4)
-  -x STEP    skip a step: rdm rdm_auto rdm_rma atomic native offset multi
+  -x STEP    skip a step: rdm rdm_auto rdm_rma atomic native offset multi harden
              mesh kill mpi osc pingpong
              (repeatable)
 
@@ -195,6 +195,18 @@ step_multi() {
 		pass fi_rivet_rdm_multi
 	else
 		fail fi_rivet_rdm_multi "$(tail -n 1 "$log") (log: $log)"
+		show_failures "$log"
+	fi
+}
+
+step_harden() {
+	local log=$logdir/fi_rivet_rdm_harden.log p
+	p=$(prog fi_rivet_rdm_harden)
+	t0=$SECONDS
+	if run "$p" -p "$prov" -e rdm -s "$addr" >"$log" 2>&1; then
+		pass fi_rivet_rdm_harden
+	else
+		fail fi_rivet_rdm_harden "$(tail -n 1 "$log") (log: $log)"
 		show_failures "$log"
 	fi
 }
@@ -391,7 +403,7 @@ echo "# provider $prov, address $addr, logs in $logdir"
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
-for s in rdm rdm_auto rdm_rma atomic native offset multi mesh kill mpi osc pingpong; do
+for s in rdm rdm_auto rdm_rma atomic native offset multi harden mesh kill mpi osc pingpong; do
 	skipped "$s" || "step_$s"
 done
 

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Careless and unlucky users of an RDM endpoint: arguments fi_msg(3),
+ * fi_tagged(3), fi_rma(3) and fi_atomic(3) make invalid, a claim without a
+ * context or claimed twice, a region closed under a rendezvous, a region
+ * registered for sends only, a receive whose buffer cannot be used under
+ * FI_DELIVERY_COMPLETE, and an RMA with a bad key that must not take the
+ * other traffic between the two endpoints with it.  One process, two
+ * endpoints; each case in a child of its own (a crash fails one case).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <rdma/fi_atomic.h>
+
+#include "common/ft_rdm.h"
+
+#define H_TAG 0x4841524400000000ULL	/* "HARD" */
+#define H_BIG (64 * 1024)		/* rendezvous-sized */
+#define H_WAIT_MS 15000
+
+struct h_env {
+	struct ft_fab fab;
+	struct ft_rdm_ep a, b;
+	fi_addr_t a2b, b2a;	/* b in a's AV, a in b's */
+	struct ft_buf abuf, bbuf;
+};
+
+static int h_open(struct h_env *env, uint64_t access)
+{
+	struct fi_info *hints = ft_rdm_hints(FT_RDM_CAPS | FI_RMA | FI_ATOMIC,
+					     FI_THREAD_UNSPEC);
+	int ret;
+
+	memset(env, 0, sizeof(*env));
+	ft_rdm_forget();
+	ret = ft_rdm_fab_open(&env->fab, hints, true);
+	fi_freeinfo(hints);
+	ret = ret ? ret : ft_rdm_ep_open(&env->fab, NULL, true, 0, &env->a);
+	ret = ret ? ret : ft_rdm_ep_open(&env->fab, NULL, true, 0, &env->b);
+	ret = ret ? ret : ft_rdm_av_insert(env->a.av, env->b.name, &env->a2b);
+	ret = ret ? ret : ft_rdm_av_insert(env->b.av, env->a.name, &env->b2a);
+	ret = ret ? ret : ft_buf_alloc(env->fab.domain, 2 * H_BIG, access,
+				       &env->abuf);
+	ret = ret ? ret : ft_buf_alloc(env->fab.domain, 2 * H_BIG,
+				       FI_SEND | FI_RECV | FI_READ | FI_WRITE |
+				       FI_REMOTE_READ | FI_REMOTE_WRITE,
+				       &env->bbuf);
+	if (ret)
+		ft_fail("harden_setup", "%s", fi_strerror(-ret));
+	return ret;
+}
+
+static void h_close(struct h_env *env)
+{
+	ft_buf_free(&env->abuf);
+	ft_buf_free(&env->bbuf);
+	ft_rdm_ep_close(&env->b);
+	ft_rdm_ep_close(&env->a);
+	ft_fab_close(&env->fab);
+}
+
+/* The remote address of byte off of b's buffer, as fi_rma(3) wants it. */
+static uint64_t h_raddr(struct h_env *env, size_t off)
+{
+	return (env->fab.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ?
+	       (uintptr_t)env->bbuf.ptr + off : off;
+}
+
+/* An error completion must say what happened: a prov_errno, and words
+ * that are not "success". */
+static void h_check_words(const char *name, const struct ft_comp *c)
+{
+	ft_check(c->prov_errno != 0 && !strstr(c->errstr, "uccess"), name,
+		 "error entry without a reason: prov_errno %d, \"%s\"",
+		 c->prov_errno, c->errstr);
+}
+
+static int h_wait(const char *name, struct fid_cq *cq, void *ctx,
+		  struct ft_comp *c)
+{
+	int ret = ft_rdm_wait(cq, ctx, c, H_WAIT_MS);
+
+	if (ret)
+		ft_fail(name, "no completion within %d ms (%s)", H_WAIT_MS,
+			fi_strerror(-ret));
+	return ret;
+}
+
+/* A tagged message from one endpoint to the other, received and checked:
+ * the exchange a failure before must not have broken. */
+static int h_exchange(const char *name, struct ft_rdm_ep *from,
+		      fi_addr_t dest, struct ft_rdm_ep *to, uint8_t *sbuf,
+		      void *sdesc, uint8_t *rbuf, void *rdesc, size_t len,
+		      uint64_t tag)
+{
+	struct fi_context2 sctx, rctx;
+	struct ft_comp c;
+	size_t i;
+	ssize_t ret;
+
+	for (i = 0; i < len; i++)
+		sbuf[i] = (uint8_t)(i * 7 + tag);
+	memset(rbuf, 0, len);
+	ret = fi_trecv(to->ep, rbuf, len, rdesc, FI_ADDR_UNSPEC, tag, 0,
+		       &rctx);
+	if (!ft_check(!ret, name, "fi_trecv: %zd", ret))
+		return -1;
+	ret = FT_RDM_POST(fi_tsend(from->ep, sbuf, len, sdesc, dest, tag,
+				   &sctx));
+	if (!ft_check(!ret, name, "fi_tsend: %zd", ret))
+		return -1;
+	if (h_wait(name, from->cq, &sctx, &c) ||
+	    !ft_check(!c.err, name, "send: %s", ft_comp_str(&c)))
+		return -1;
+	if (h_wait(name, to->cq, &rctx, &c) ||
+	    !ft_check(!c.err && c.len == len, name, "receive: %s",
+		      ft_comp_str(&c)))
+		return -1;
+	for (i = 0; i < len; i++)
+		if (rbuf[i] != (uint8_t)(i * 7 + tag))
+			break;
+	return ft_check(i == len, name, "byte %zu of %zu wrong", i, len) ?
+	       0 : -1;
+}
+
+/* ---- bad arguments ---------------------------------------------------- */
+
+static void h_expect_einval(const char *name, ssize_t ret)
+{
+	ft_check(ret == -FI_EINVAL, name, "returned %zd (%s), want -FI_EINVAL",
+		 ret, fi_strerror((int)-ret));
+}
+
+static void h_bad_msg(struct h_env *env)
+{
+	struct fid_ep *ep = env->a.ep;
+	struct fi_context2 ctx;
+	struct fi_msg msg = { .msg_iov = NULL, .iov_count = 1,
+			      .addr = env->a2b, .context = &ctx };
+	struct fi_msg_tagged tmsg = { .msg_iov = NULL, .iov_count = 1,
+				      .addr = env->a2b, .context = &ctx };
+	struct iovec wrap[2] = { { env->abuf.ptr, SIZE_MAX },
+				 { env->abuf.ptr, 2 } };
+	void *descs[2] = { env->abuf.desc, env->abuf.desc };
+
+	h_expect_einval("harden_sendmsg_null_iov", fi_sendmsg(ep, &msg, 0));
+	h_expect_einval("harden_recvmsg_null_iov", fi_recvmsg(ep, &msg, 0));
+	h_expect_einval("harden_tsendmsg_null_iov",
+			fi_tsendmsg(ep, &tmsg, 0));
+	h_expect_einval("harden_trecvmsg_null_iov",
+			fi_trecvmsg(ep, &tmsg, 0));
+	h_expect_einval("harden_sendmsg_null_msg", fi_sendmsg(ep, NULL, 0));
+	h_expect_einval("harden_sendv_wrap",
+			fi_sendv(ep, wrap, descs, 2, env->a2b, &ctx));
+	h_expect_einval("harden_tsendv_wrap",
+			fi_tsendv(ep, wrap, descs, 2, env->a2b, 1, &ctx));
+	h_expect_einval("harden_recvv_wrap",
+			fi_recvv(ep, wrap, descs, 2, FI_ADDR_UNSPEC, &ctx));
+	h_expect_einval("harden_recv_null_buf",
+			fi_recv(ep, NULL, 8, NULL, FI_ADDR_UNSPEC, &ctx));
+	h_expect_einval("harden_trecv_null_buf",
+			fi_trecv(ep, NULL, 8, NULL, FI_ADDR_UNSPEC, 1, 0,
+				 &ctx));
+	h_expect_einval("harden_send_null_buf",
+			fi_send(ep, NULL, 8, NULL, env->a2b, &ctx));
+	h_expect_einval("harden_inject_null_buf",
+			fi_inject(ep, NULL, 8, env->a2b));
+	h_expect_einval("harden_tinject_null_buf",
+			fi_tinject(ep, NULL, 8, env->a2b, 1));
+}
+
+static void h_bad_rma(struct h_env *env)
+{
+	struct fid_ep *ep = env->a.ep;
+	uint64_t key = fi_mr_key(env->bbuf.mr), raddr = h_raddr(env, 0);
+	size_t n = env->fab.info->tx_attr->rma_iov_limit + 8;
+	struct iovec wrap[2] = { { env->abuf.ptr, SIZE_MAX },
+				 { env->abuf.ptr, 2 } };
+	struct iovec *many = calloc(n, sizeof(*many));
+	void *descs[2] = { env->abuf.desc, env->abuf.desc };
+	void **mdescs = calloc(n, sizeof(*mdescs));
+	struct fi_context2 ctx;
+	size_t i;
+
+	h_expect_einval("harden_read_null_buf",
+			fi_read(ep, NULL, 8, NULL, env->a2b, raddr, key,
+				&ctx));
+	h_expect_einval("harden_write_null_buf",
+			fi_write(ep, NULL, 8, NULL, env->a2b, raddr, key,
+				 &ctx));
+	h_expect_einval("harden_writev_wrap",
+			fi_writev(ep, wrap, descs, 2, env->a2b, raddr, key,
+				  &ctx));
+	h_expect_einval("harden_readv_wrap",
+			fi_readv(ep, wrap, descs, 2, env->a2b, raddr, key,
+				 &ctx));
+	h_expect_einval("harden_readmsg_null_msg", fi_readmsg(ep, NULL, 0));
+	if (many && mdescs) {
+		for (i = 0; i < n; i++) {
+			many[i] = (struct iovec) {
+				(uint8_t *)env->abuf.ptr + i * 8, 8 };
+			mdescs[i] = env->abuf.desc;
+		}
+		n = env->fab.info->tx_attr->iov_limit + 1;
+		h_expect_einval("harden_writev_iov_limit",
+				fi_writev(ep, many, mdescs, n, env->a2b, raddr,
+					  key, &ctx));
+	}
+	free(many);
+	free(mdescs);
+}
+
+static void h_bad_atomic(struct h_env *env)
+{
+	struct fid_ep *ep = env->a.ep;
+	uint64_t key = fi_mr_key(env->bbuf.mr), raddr = h_raddr(env, 0);
+	uint64_t *v = env->abuf.ptr;
+	struct fi_context2 ctx;
+
+	h_expect_einval("harden_atomic_null_buf",
+			fi_atomic(ep, NULL, 1, NULL, env->a2b, raddr, key,
+				  FI_UINT64, FI_SUM, &ctx));
+	h_expect_einval("harden_fetch_atomic_null_result",
+			fi_fetch_atomic(ep, v, 1, NULL, NULL, NULL, env->a2b,
+					raddr, key, FI_UINT64, FI_SUM, &ctx));
+	h_expect_einval("harden_compare_atomic_null_compare",
+			fi_compare_atomic(ep, v, 1, NULL, NULL, NULL, v + 1,
+					  NULL, env->a2b, raddr, key, FI_UINT64,
+					  FI_CSWAP, &ctx));
+	h_expect_einval("harden_inject_atomic_null_buf",
+			fi_inject_atomic(ep, NULL, 1, env->a2b, raddr, key,
+					 FI_UINT64, FI_SUM));
+}
+
+static void h_bad_args_child(void)
+{
+	struct h_env env;
+
+	if (!h_open(&env, FI_SEND | FI_RECV | FI_READ | FI_WRITE)) {
+		h_bad_msg(&env);
+		h_bad_rma(&env);
+		h_bad_atomic(&env);
+		/* nothing was started by any of them */
+		ft_check(ft_rdm_drain(env.a.cq, 200) == 0, "harden_bad_quiet",
+			 "a refused call left a completion");
+	}
+	h_close(&env);
+}
+
+/* ---- FI_CLAIM ----------------------------------------------------------- */
+
+static void h_claim_child(void)
+{
+	const char *name = "harden_claim";
+	struct fi_context2 pctx, cctx, sctx;
+	struct iovec iov;
+	struct fi_msg_tagged msg = { .msg_iov = &iov, .iov_count = 1,
+				     .addr = FI_ADDR_UNSPEC,
+				     .tag = H_TAG | 1 };
+	struct ft_comp c;
+	struct h_env env;
+	ssize_t ret;
+	int tries;
+
+	if (h_open(&env, FI_SEND | FI_RECV))
+		goto out;
+	iov = (struct iovec) { env.bbuf.ptr, 64 };
+	ret = FT_RDM_POST(fi_tsend(env.a.ep, env.abuf.ptr, 64, env.abuf.desc,
+				   env.a2b, H_TAG | 1, &sctx));
+	if (!ft_check(!ret, name, "fi_tsend: %zd", ret) ||
+	    h_wait(name, env.a.cq, &sctx, &c))
+		goto out;
+	/* peek until the message is there */
+	for (tries = 0; tries < 200; tries++) {
+		msg.context = &pctx;
+		ret = fi_trecvmsg(env.b.ep, &msg, FI_PEEK);
+		if (ret || h_wait(name, env.b.cq, &pctx, &c))
+			goto out;
+		if (!c.err)
+			break;
+	}
+	/* a claim without a context: refused, and no completion */
+	msg.context = NULL;
+	h_expect_einval("harden_claim_null_ctx",
+			fi_trecvmsg(env.b.ep, &msg, FI_PEEK | FI_CLAIM));
+	ft_check(ft_rdm_drain(env.b.cq, 200) == 0, "harden_claim_null_ctx",
+		 "the refused peek wrote a completion");
+	msg.context = &cctx;
+	ret = fi_trecvmsg(env.b.ep, &msg, FI_PEEK | FI_CLAIM);
+	if (!ft_check(!ret, name, "peek+claim: %zd", ret) ||
+	    h_wait(name, env.b.cq, &cctx, &c) ||
+	    !ft_check(!c.err, name, "peek+claim: %s", ft_comp_str(&c)))
+		goto out;
+	ret = fi_trecvmsg(env.b.ep, &msg, FI_CLAIM);
+	if (!ft_check(!ret, name, "claim: %zd", ret) ||
+	    h_wait(name, env.b.cq, &cctx, &c) ||
+	    !ft_check(!c.err && c.len == 64, name, "claim: %s",
+		      ft_comp_str(&c)))
+		goto out;
+	/* the same message claimed again: refused, not a crash */
+	h_expect_einval("harden_claim_twice",
+			fi_trecvmsg(env.b.ep, &msg, FI_CLAIM));
+	ft_ok(name);
+out:
+	h_close(&env);
+}
+
+/* ---- regions and rendezvous -------------------------------------------- */
+
+/* A region the application lets peers read is held by a rendezvous from
+ * it: fi_close says -FI_EBUSY until the send is done, then closes. */
+static void h_mr_busy_child(void)
+{
+	const char *name = "harden_mr_close_busy";
+	struct fi_context2 sctx, rctx;
+	struct ft_comp c;
+	struct h_env env;
+	ssize_t ret;
+	int i;
+
+	if (h_open(&env, FI_SEND | FI_RECV | FI_REMOTE_READ))
+		goto out;
+	ret = FT_RDM_POST(fi_tsend(env.a.ep, env.abuf.ptr, H_BIG,
+				   env.abuf.desc, env.a2b, H_TAG | 2, &sctx));
+	if (!ft_check(!ret, name, "fi_tsend: %zd", ret))
+		goto out;
+	for (i = 0; i < 50; i++)	/* the RTS goes out */
+		ft_rdm_progress();
+	ret = fi_close(&env.abuf.mr->fid);
+	if (!ft_check(ret == -FI_EBUSY, name, "fi_close during the "
+		      "rendezvous: %zd (want -FI_EBUSY)", ret)) {
+		if (!ret)
+			env.abuf.mr = NULL;
+		goto out;
+	}
+	ret = fi_trecv(env.b.ep, env.bbuf.ptr, H_BIG, env.bbuf.desc,
+		       FI_ADDR_UNSPEC, H_TAG | 2, 0, &rctx);
+	if (!ft_check(!ret, name, "fi_trecv: %zd", ret) ||
+	    h_wait(name, env.b.cq, &rctx, &c) ||
+	    !ft_check(!c.err, name, "receive: %s", ft_comp_str(&c)) ||
+	    h_wait(name, env.a.cq, &sctx, &c) ||
+	    !ft_check(!c.err, name, "send: %s", ft_comp_str(&c)))
+		goto out;
+	ret = fi_close(&env.abuf.mr->fid);
+	if (ft_check(!ret, name, "fi_close after: %zd", ret)) {
+		env.abuf.mr = NULL;
+		ft_ok(name);
+	}
+out:
+	h_close(&env);
+}
+
+/* A region registered for sends only: a rendezvous from it works, and
+ * the region is not readable by the peer, then or afterwards; the failed
+ * read leaves the two endpoints able to talk. */
+static void h_send_only_child(void)
+{
+	const char *name = "harden_send_only_region";
+	uint64_t raddr, key;
+	struct fi_context2 ctx;
+	struct ft_comp c;
+	struct h_env env;
+	ssize_t ret;
+
+	if (h_open(&env, FI_SEND))
+		goto out;
+	if (h_exchange(name, &env.a, env.a2b, &env.b, env.abuf.ptr,
+		       env.abuf.desc, env.bbuf.ptr, env.bbuf.desc, H_BIG,
+		       H_TAG | 3))
+		goto out;
+	key = fi_mr_key(env.abuf.mr);
+	raddr = (env.fab.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ?
+		(uintptr_t)env.abuf.ptr : 0;
+	ret = FT_RDM_POST(fi_read(env.b.ep, env.bbuf.ptr, 64, env.bbuf.desc,
+				  env.b2a, raddr, key, &ctx));
+	if (!ret) {
+		if (h_wait(name, env.b.cq, &ctx, &c))
+			goto out;
+		if (!ft_check(c.err != 0, name, "the peer read a region "
+			      "registered for FI_SEND only"))
+			goto out;
+		h_check_words("harden_send_only_words", &c);
+	}
+	if (!h_exchange("harden_after_refused_read", &env.b, env.b2a, &env.a,
+			(uint8_t *)env.bbuf.ptr + H_BIG,
+			env.bbuf.desc, (uint8_t *)env.abuf.ptr + H_BIG,
+			env.abuf.desc, 100, H_TAG | 4))
+		ft_ok(name);
+out:
+	h_close(&env);
+}
+
+/* The receive's buffer cannot take data (read-only memory): an
+ * FI_DELIVERY_COMPLETE send must not be reported as delivered. */
+static void h_dc_fail_child(void)
+{
+	const char *name = "harden_delivery_complete_failed";
+	struct fi_context2 sctx, rctx;
+	struct iovec iov;
+	struct fi_msg_tagged msg = { .msg_iov = &iov, .iov_count = 1,
+				     .tag = H_TAG | 5, .context = &sctx };
+	struct ft_comp c;
+	struct h_env env;
+	void *ro = MAP_FAILED;
+	ssize_t ret;
+
+	if (h_open(&env, FI_SEND | FI_RECV))
+		goto out;
+	ro = mmap(NULL, H_BIG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!ft_check(ro != MAP_FAILED, name, "mmap"))
+		goto out;
+	ret = fi_trecv(env.b.ep, ro, H_BIG, NULL, FI_ADDR_UNSPEC, H_TAG | 5,
+		       0, &rctx);
+	if (!ft_check(!ret, name, "fi_trecv: %zd", ret))
+		goto out;
+	iov = (struct iovec) { env.abuf.ptr, H_BIG };
+	msg.desc = &env.abuf.desc;
+	msg.addr = env.a2b;
+	ret = FT_RDM_POST(fi_tsendmsg(env.a.ep, &msg,
+				      FI_DELIVERY_COMPLETE | FI_COMPLETION));
+	if (!ft_check(!ret, name, "fi_tsendmsg: %zd", ret) ||
+	    h_wait(name, env.a.cq, &sctx, &c))
+		goto out;
+	if (!ft_check(c.err != 0, name, "the send was reported delivered "
+		      "into a buffer the receiver could not use"))
+		goto out;
+	h_check_words("harden_dc_send_words", &c);
+	if (h_wait(name, env.b.cq, &rctx, &c) ||
+	    !ft_check(c.err != 0, name, "the receive succeeded: %s",
+		      ft_comp_str(&c)))
+		goto out;
+	h_check_words("harden_dc_recv_words", &c);
+	if (!h_exchange("harden_after_failed_delivery", &env.a, env.a2b,
+			&env.b, env.abuf.ptr, env.abuf.desc, env.bbuf.ptr,
+			env.bbuf.desc, H_BIG, H_TAG | 6))
+		ft_ok(name);
+out:
+	if (ro != MAP_FAILED)
+		munmap(ro, H_BIG);
+	h_close(&env);
+}
+
+/* ---- a bad remote key ---------------------------------------------------- */
+
+/* a reads b with a key b never gave out.  a gets FI_EACCES; a receive a
+ * posted before stays posted; b's send to a, and the next exchanges both
+ * ways, complete with the right data. */
+static void h_bad_key_child(void)
+{
+	const char *name = "harden_rma_bad_key";
+	uint8_t *abuf, *bbuf;
+	struct fi_context2 rctx, sctx, ctx;
+	struct ft_comp c;
+	struct h_env env;
+	ssize_t ret;
+	size_t i;
+
+	if (h_open(&env, FI_SEND | FI_RECV | FI_READ | FI_WRITE))
+		goto out;
+	abuf = env.abuf.ptr;
+	bbuf = env.bbuf.ptr;
+	/* the connection is up (both directions used) */
+	if (h_exchange(name, &env.a, env.a2b, &env.b, abuf, env.abuf.desc,
+		       bbuf, env.bbuf.desc, 100, H_TAG | 7) ||
+	    h_exchange(name, &env.b, env.b2a, &env.a, bbuf, env.bbuf.desc,
+		       abuf + H_BIG, env.abuf.desc, 100, H_TAG | 8))
+		goto out;
+	memset(abuf + H_BIG, 0, 200);
+	ret = fi_trecv(env.a.ep, abuf + H_BIG, 200, env.abuf.desc,
+		       FI_ADDR_UNSPEC, H_TAG | 9, 0, &rctx);
+	if (!ft_check(!ret, name, "fi_trecv: %zd", ret))
+		goto out;
+	ret = FT_RDM_POST(fi_read(env.a.ep, abuf, 64, env.abuf.desc, env.a2b,
+				  h_raddr(&env, 0),
+				  fi_mr_key(env.bbuf.mr) ^ 0x5a5a00, &ctx));
+	if (!ft_check(!ret, name, "fi_read: %zd", ret) ||
+	    h_wait(name, env.a.cq, &ctx, &c))
+		goto out;
+	if (!ft_check(c.err == FI_EACCES, name, "bad key read: %s (want "
+		      "FI_EACCES)", ft_comp_str(&c)))
+		goto out;
+	h_check_words("harden_bad_key_words", &c);
+	/* b's own send to a, on what was the same connection */
+	for (i = 0; i < 200; i++)
+		bbuf[i] = (uint8_t)(i + 9);
+	ret = FT_RDM_POST(fi_tsend(env.b.ep, bbuf, 200, env.bbuf.desc,
+				   env.b2a, H_TAG | 9, &sctx));
+	if (!ft_check(!ret, name, "b's fi_tsend: %zd", ret) ||
+	    h_wait(name, env.b.cq, &sctx, &c) ||
+	    !ft_check(!c.err, name, "b's send after a's bad read: %s",
+		      ft_comp_str(&c)) ||
+	    h_wait(name, env.a.cq, &rctx, &c) ||
+	    !ft_check(!c.err && c.len == 200, name, "a's receive posted "
+		      "before the bad read: %s", ft_comp_str(&c)))
+		goto out;
+	for (i = 0; i < 200; i++)
+		if (abuf[H_BIG + i] != (uint8_t)(i + 9))
+			break;
+	if (!ft_check(i == 200, name, "byte %zu of b's message wrong", i))
+		goto out;
+	if (!h_exchange("harden_after_bad_key", &env.a, env.a2b, &env.b,
+			abuf, env.abuf.desc, bbuf, env.bbuf.desc, H_BIG,
+			H_TAG | 10) &&
+	    !h_exchange("harden_after_bad_key", &env.b, env.b2a, &env.a,
+			bbuf, env.bbuf.desc, abuf + H_BIG, env.abuf.desc, 100,
+			H_TAG | 11))
+		ft_ok(name);
+out:
+	h_close(&env);
+}
+
+int main(int argc, char **argv)
+{
+	ft_opts.ep_type = FI_EP_RDM;
+	ft_opts.timeout_ms = 60000;
+	ft_parse_opts(argc, argv, "RDM misuse and failure containment.",
+		      false);
+	ft_fork_case("harden_bad_args", h_bad_args_child);
+	ft_fork_case("harden_claim", h_claim_child);
+	ft_fork_case("harden_mr_close_busy", h_mr_busy_child);
+	ft_fork_case("harden_send_only_region", h_send_only_child);
+	ft_fork_case("harden_delivery_complete_failed", h_dc_fail_child);
+	ft_fork_case("harden_rma_bad_key", h_bad_key_child);
+	return ft_summary();
+}
