@@ -8,6 +8,7 @@
  * other traffic between the two endpoints with it.  One process, two
  * endpoints; each case in a child of its own (a crash fails one case).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -512,6 +513,109 @@ out:
 	h_close(&env);
 }
 
+/* ---- keys the application picks ---------------------------------------- */
+
+/* Without FI_MR_PROV_KEY the requested key is the region's key, and a key
+ * in use is refused with -FI_ENOKEY (fi_mr(3)). */
+static void h_user_key_child(void)
+{
+	const char *name = "harden_mr_requested_key";
+	struct fi_info *hints = ft_rdm_hints(FI_MSG | FI_TAGGED,
+					     FI_THREAD_UNSPEC);
+	struct fid_mr *mr1 = NULL, *mr2 = NULL;
+	static uint8_t buf[8192];
+	struct ft_fab fab;
+	int ret;
+
+	memset(&fab, 0, sizeof(fab));
+	hints->domain_attr->mr_mode &= ~FI_MR_PROV_KEY;
+	ret = ft_rdm_fab_open(&fab, hints, true);
+	fi_freeinfo(hints);
+	if (!ft_check(!ret, name, "no domain without FI_MR_PROV_KEY: %s",
+		      fi_strerror(-ret)))
+		goto out;
+	if (fab.info->domain_attr->mr_mode & FI_MR_PROV_KEY) {
+		ft_fail(name, "FI_MR_PROV_KEY reported though not allowed");
+		goto out;
+	}
+	ret = fi_mr_reg(fab.domain, buf, 4096, FI_SEND, 0, 42, 0, &mr1,
+			NULL);
+	if (!ft_check(!ret, name, "fi_mr_reg key 42: %s", fi_strerror(-ret)))
+		goto out;
+	ft_check(fi_mr_key(mr1) == 42, name, "fi_mr_key %" PRIu64 ", want 42",
+		 fi_mr_key(mr1));
+	ret = fi_mr_reg(fab.domain, buf + 4096, 4096, FI_SEND, 0, 42, 0, &mr2,
+			NULL);
+	if (ft_check(ret == -FI_ENOKEY, name, "second region with key 42: "
+		     "%d (want -FI_ENOKEY)", ret))
+		ft_ok(name);
+out:
+	if (mr2)
+		fi_close(&mr2->fid);
+	if (mr1)
+		fi_close(&mr1->fid);
+	ft_fab_close(&fab);
+}
+
+/* ---- objects of another domain or fabric --------------------------------- */
+
+/* fi_endpoint(3): counters and AVs bound to an endpoint are of its
+ * domain, an EQ of its fabric. */
+static void h_bind_child(void)
+{
+	const char *name = "harden_bind_foreign";
+	struct fi_info *hints = ft_rdm_hints(FT_RDM_CAPS, FI_THREAD_UNSPEC);
+	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_av_attr aattr = { .type = FI_AV_TABLE };
+	struct fi_eq_attr eattr = { .size = 8 };
+	struct fid_cntr *cntr = NULL, *own_cntr = NULL;
+	struct fid_av *av = NULL;
+	struct fid_eq *eq = NULL, *own_eq = NULL;
+	struct fid_ep *ep = NULL;
+	struct ft_fab f1, f2;
+	int ret;
+
+	memset(&f1, 0, sizeof(f1));
+	memset(&f2, 0, sizeof(f2));
+	ret = ft_rdm_fab_open(&f1, hints, true);
+	ret = ret ? ret : ft_rdm_fab_open(&f2, hints, true);
+	fi_freeinfo(hints);
+	ret = ret ? ret : fi_endpoint(f1.domain, f1.info, &ep, NULL);
+	ret = ret ? ret : fi_cntr_open(f2.domain, &cattr, &cntr, NULL);
+	ret = ret ? ret : fi_cntr_open(f1.domain, &cattr, &own_cntr, NULL);
+	ret = ret ? ret : fi_av_open(f2.domain, &aattr, &av, NULL);
+	ret = ret ? ret : fi_eq_open(f2.fabric, &eattr, &eq, NULL);
+	ret = ret ? ret : fi_eq_open(f1.fabric, &eattr, &own_eq, NULL);
+	if (!ft_check(!ret, name, "setup: %s", fi_strerror(-ret)))
+		goto out;
+	h_expect_einval("harden_bind_cntr_other_domain",
+			fi_ep_bind(ep, &cntr->fid, FI_SEND));
+	h_expect_einval("harden_bind_av_other_domain",
+			fi_ep_bind(ep, &av->fid, 0));
+	h_expect_einval("harden_bind_eq_other_fabric",
+			fi_ep_bind(ep, &eq->fid, 0));
+	ret = fi_ep_bind(ep, &own_cntr->fid, FI_SEND);
+	ret = ret ? ret : fi_ep_bind(ep, &own_eq->fid, 0);
+	if (ft_check(!ret, name, "binding its own objects: %s",
+		     fi_strerror(-ret)))
+		ft_ok(name);
+out:
+	if (ep)
+		fi_close(&ep->fid);
+	if (own_eq)
+		fi_close(&own_eq->fid);
+	if (eq)
+		fi_close(&eq->fid);
+	if (av)
+		fi_close(&av->fid);
+	if (own_cntr)
+		fi_close(&own_cntr->fid);
+	if (cntr)
+		fi_close(&cntr->fid);
+	ft_fab_close(&f2);
+	ft_fab_close(&f1);
+}
+
 int main(int argc, char **argv)
 {
 	ft_opts.ep_type = FI_EP_RDM;
@@ -524,5 +628,7 @@ int main(int argc, char **argv)
 	ft_fork_case("harden_send_only_region", h_send_only_child);
 	ft_fork_case("harden_delivery_complete_failed", h_dc_fail_child);
 	ft_fork_case("harden_rma_bad_key", h_bad_key_child);
+	ft_fork_case("harden_mr_requested_key", h_user_key_child);
+	ft_fork_case("harden_bind_foreign", h_bind_child);
 	return ft_summary();
 }

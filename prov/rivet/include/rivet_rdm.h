@@ -65,6 +65,9 @@ size_t rivet_av_entry_len(const void *buf, uint32_t format);
 /* 0, -FI_EINVAL (family not of the format), -FI_EADDRNOTAVAIL (port 0 or
  * wildcard address) */
 int rivet_av_addr_check(const struct sockaddr *sa, uint32_t format);
+/* fi_av_insertsvc/insertsym: 0 for a port number (decimal, at most
+ * 65535), else -FI_EINVAL.  rivet's endpoints are named by port. */
+int rivet_av_service_check(const char *service);
 /* fi_av_insertsym: base's IP plus node, its port plus svc. */
 int rivet_av_sym_addr(const struct sockaddr *base, size_t node, size_t svc,
 		      union rivet_sockaddr *out_p);

@@ -393,7 +393,7 @@ static int rivet_av_insertsym(struct fid_av *av_fid, const char *node,
 	size_t i;
 	int ret;
 
-	if (!node || !service)
+	if (!node || rivet_av_service_check(service))
 		return -FI_EINVAL;
 	if (svccnt && nodecnt > SIZE_MAX / svccnt)
 		return -FI_EINVAL;
@@ -419,7 +419,7 @@ static int rivet_av_insertsvc(struct fid_av *av_fid, const char *node,
 	struct rivet_av_node one = { .err = 0 };
 	struct rivet_av_src src = { .count = 1, .nodes = &one, .svccnt = 1 };
 
-	if (!node)
+	if (!node || (service && rivet_av_service_check(service)))
 		return -FI_EINVAL;
 	if (service || rivet_addr_parse(node, &one.addr))
 		one.err = rivet_av_resolve(node, service,

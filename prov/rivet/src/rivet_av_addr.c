@@ -134,3 +134,20 @@ int rivet_av_sym_name(const char *node, size_t idx, char *buf, size_t len)
 		return -FI_EINVAL;
 	return (size_t)ret < len ? 0 : -FI_ETOOSMALL;
 }
+
+int rivet_av_service_check(const char *service)
+{
+	unsigned long port = 0;
+	const char *p;
+
+	if (!service || !*service)
+		return -FI_EINVAL;
+	for (p = service; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -FI_EINVAL;
+		port = port * 10 + (unsigned long)(*p - '0');
+		if (port > 65535)
+			return -FI_EINVAL;
+	}
+	return 0;
+}

@@ -167,6 +167,23 @@ static int rivet_mr_check(const struct fi_mr_attr *attr, uint64_t flags)
 	return 0;
 }
 
+/* Whether the application picks the keys (fi_mr(3): no FI_MR_PROV_KEY in
+ * a domain of API >= 1.5 bits).  rivet's getinfo offers no remote access
+ * to such domains (peers use the HCA's rkeys), so their keys name the
+ * regions to the application alone: honoured, and unique. */
+static bool rivet_mr_user_keys(const struct rivet_domain *dom)
+{
+	const struct fi_info *info = dom->info;
+	uint32_t version = info && info->fabric_attr ?
+			   info->fabric_attr->api_version : 0;
+
+	/* before 1.5, 0 (FI_MR_UNSPEC) and FI_MR_BASIC are provider keys */
+	if (version < FI_VERSION(1, 5))
+		return dom->mr_mode == FI_MR_SCALABLE;
+	return !(dom->mr_mode & (FI_MR_PROV_KEY | FI_MR_BASIC |
+				 FI_MR_SCALABLE));
+}
+
 int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		     uint64_t flags, struct fid_mr **mr_p)
 {
@@ -181,6 +198,8 @@ int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	ret = rivet_mr_check(attr, flags);
 	if (ret)
 		return ret;
+	if (rivet_mr_user_keys(dom) && attr->requested_key > UINT32_MAX)
+		return -FI_EKEYREJECTED;	/* mr_key_size is 4 */
 	access = attr->access ? attr->access : RIVET_MR_ACCESS_ALL;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
@@ -214,6 +233,8 @@ int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		mr->mr_fid.key = mr->remote_mr->rkey;
 		mr->iova = 0;
 	}
+	if (rivet_mr_user_keys(dom))
+		mr->mr_fid.key = attr->requested_key;
 	mr->domain = dom;
 	mr->access = access;
 	mr->mr_fid.fid.fclass = FI_CLASS_MR;
@@ -228,7 +249,10 @@ int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 			ibv_dereg_mr(mr->remote_mr);
 		ibv_dereg_mr(mr->ibv_mr);
 		free(mr);
-		return ret == -FI_EALREADY ? -FI_EKEYREJECTED : ret;
+		if (ret != -FI_EALREADY)
+			return ret;
+		/* fi_mr(3): a requested key in use is FI_ENOKEY */
+		return rivet_mr_user_keys(dom) ? -FI_ENOKEY : -FI_EKEYREJECTED;
 	}
 	atomic_fetch_add(&dom->refcnt, 1);
 	*mr_p = &mr->mr_fid;

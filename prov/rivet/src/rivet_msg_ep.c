@@ -69,6 +69,7 @@ static int rivet_ep_bind_cntr(struct rivet_ep *ep, struct rivet_cntr *cntr,
 static int rivet_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct rivet_ep *ep = container_of(fid, struct rivet_ep, ep_fid.fid);
+	struct rivet_cntr *cntr;
 	struct rivet_eq *eq;
 
 	if (!bfid)
@@ -78,7 +79,7 @@ static int rivet_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	switch (bfid->fclass) {
 	case FI_CLASS_EQ:
 		eq = container_of(bfid, struct rivet_eq, eq_fid.fid);
-		if (ep->eq)
+		if (ep->eq || eq->fabric != ep->domain->fabric)
 			return -FI_EINVAL;
 		ep->eq = eq;
 		atomic_fetch_add(&eq->refcnt, 1);
@@ -87,8 +88,10 @@ static int rivet_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		return rivet_ep_bind_cq(ep, container_of(bfid, struct rivet_cq,
 							 cq_fid.fid), flags);
 	case FI_CLASS_CNTR:
-		return rivet_ep_bind_cntr(ep, container_of(bfid,
-				struct rivet_cntr, cntr_fid.fid), flags);
+		cntr = container_of(bfid, struct rivet_cntr, cntr_fid.fid);
+		if (cntr->domain != ep->domain)
+			return -FI_EINVAL;	/* fi_endpoint(3) */
+		return rivet_ep_bind_cntr(ep, cntr, flags);
 	default:
 		return -FI_EINVAL;
 	}

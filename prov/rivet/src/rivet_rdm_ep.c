@@ -87,26 +87,36 @@ static int rivet_rdm_ep_bind(struct fid *fid, struct fid *bfid,
 {
 	struct rivet_rdm_ep *ep = container_of(fid, struct rivet_rdm_ep,
 					       ep_fid.fid);
+	struct rivet_cntr *cntr;
+	struct rivet_eq *eq;
+	struct rivet_av *av;
 
 	if (!bfid)
 		return -FI_EINVAL;
 	if (ep->enabled)
 		return -FI_EOPBADSTATE;
+	/* fi_endpoint(3): what an endpoint binds is of its own domain (an
+	 * EQ: of its fabric) */
 	switch (bfid->fclass) {
 	case FI_CLASS_AV:
-		if (ep->av)
+		av = container_of(bfid, struct rivet_av, av_fid.fid);
+		if (ep->av || av->domain != ep->domain)
 			return -FI_EINVAL;
-		ep->av = container_of(bfid, struct rivet_av, av_fid.fid);
+		ep->av = av;
 		atomic_fetch_add(&ep->av->refcnt, 1);
 		return 0;
 	case FI_CLASS_CQ:
 		return rivet_rdm_bind_cq(ep, container_of(bfid,
 				struct rivet_cq, cq_fid.fid), flags);
 	case FI_CLASS_CNTR:
-		return rivet_rdm_bind_cntr(ep, container_of(bfid,
-				struct rivet_cntr, cntr_fid.fid), flags);
+		cntr = container_of(bfid, struct rivet_cntr, cntr_fid.fid);
+		if (cntr->domain != ep->domain)
+			return -FI_EINVAL;
+		return rivet_rdm_bind_cntr(ep, cntr, flags);
 	case FI_CLASS_EQ:
-		return 0;	/* nothing to report on an RDM endpoint's EQ */
+		/* nothing to report on an RDM endpoint's EQ */
+		eq = container_of(bfid, struct rivet_eq, eq_fid.fid);
+		return eq->fabric == ep->domain->fabric ? 0 : -FI_EINVAL;
 	default:
 		return -FI_EINVAL;
 	}

@@ -458,7 +458,32 @@ Test(av, insertsvc)
 	cr_assert_neq(err, 0);
 	cr_assert_eq(fi_av_insertsvc(av, NULL, "7000", &fa, 0, NULL),
 		     -FI_EINVAL);
+	/* a service is a port number: nothing else, nothing above 65535 */
+	cr_assert_eq(fi_av_insertsvc(av, "127.0.0.1", "notaservice", &fa, 0,
+				     NULL), -FI_EINVAL);
+	cr_assert_eq(fi_av_insertsvc(av, "127.0.0.1", "70000", &fa, 0, NULL),
+		     -FI_EINVAL);
+	cr_assert_eq(fi_av_insertsvc(av, "127.0.0.1", "", &fa, 0, NULL),
+		     -FI_EINVAL);
+	cr_assert_eq(fi_av_insertsym(av, "127.0.0.1", 1, "7x", 1, &fa, 0,
+				     NULL), -FI_EINVAL);
+	cr_assert_eq(fi_av_insertsvc(av, "127.0.0.1", "65535", &fa, 0, NULL),
+		     1);
 	avt_close(av);
+}
+
+Test(av_addr, service_check)
+{
+	cr_expect_eq(rivet_av_service_check("0"), 0);
+	cr_expect_eq(rivet_av_service_check("7000"), 0);
+	cr_expect_eq(rivet_av_service_check("65535"), 0);
+	cr_expect_eq(rivet_av_service_check("65536"), -FI_EINVAL);
+	cr_expect_eq(rivet_av_service_check("99999999999999999999"),
+		     -FI_EINVAL);
+	cr_expect_eq(rivet_av_service_check("http"), -FI_EINVAL);
+	cr_expect_eq(rivet_av_service_check("-1"), -FI_EINVAL);
+	cr_expect_eq(rivet_av_service_check(""), -FI_EINVAL);
+	cr_expect_eq(rivet_av_service_check(NULL), -FI_EINVAL);
 }
 
 Test(av, insertsym)
