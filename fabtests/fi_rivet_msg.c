@@ -285,6 +285,48 @@ static int msg_iov(void)
 	return ret < 0 ? ret : 0;
 }
 
+/* ---- invalid arguments ------------------------------------------------ */
+
+static void msg_expect_einval(const char *name, ssize_t ret)
+{
+	if (ft_check(ret == -FI_EINVAL, name, "returned %zd, want -FI_EINVAL",
+		     ret))
+		ft_ok(name);
+}
+
+/* What fi_msg(3) makes invalid is refused, and nothing is sent: lengths
+ * that wrap past SIZE_MAX, NULL arrays and buffers, too many iovs. */
+static void msg_bad_args(void)
+{
+	struct fid_ep *ep = g.conn.ep;
+	struct iovec wrap[2] = { { g.tx.ptr, SIZE_MAX }, { g.tx.ptr, 2 } };
+	void *descs[FT_MAX_IOV + 2];
+	struct iovec many[FT_MAX_IOV + 2];
+	struct fi_msg msg = { .msg_iov = NULL, .iov_count = 1,
+			      .context = &g.txctx[0] };
+	size_t i, n = g.conn.info->tx_attr->iov_limit + 1;
+
+	for (i = 0; i < FT_MAX_IOV + 2; i++) {
+		descs[i] = g.tx.desc;
+		many[i] = (struct iovec) { (uint8_t *)g.tx.ptr + i * 8, 8 };
+	}
+	msg_expect_einval("msg_sendv_wrap",
+			  fi_sendv(ep, wrap, descs, 2, 0, &g.txctx[0]));
+	msg_expect_einval("msg_recvv_wrap",
+			  fi_recvv(ep, wrap, descs, 2, 0, &g.rxctx[0]));
+	msg_expect_einval("msg_sendmsg_null_iov", fi_sendmsg(ep, &msg, 0));
+	msg_expect_einval("msg_recvmsg_null_iov", fi_recvmsg(ep, &msg, 0));
+	msg_expect_einval("msg_sendmsg_null_msg", fi_sendmsg(ep, NULL, 0));
+	msg_expect_einval("msg_send_null_buf",
+			  fi_send(ep, NULL, 8, g.tx.desc, 0, &g.txctx[0]));
+	msg_expect_einval("msg_recv_null_buf",
+			  fi_recv(ep, NULL, 8, g.rx.desc, 0, &g.rxctx[0]));
+	if (n <= FT_MAX_IOV + 2)
+		msg_expect_einval("msg_sendv_iov_limit",
+				  fi_sendv(ep, many, descs, n, 0,
+					   &g.txctx[0]));
+}
+
 /* ---- inject and remote CQ data ---------------------------------------- */
 
 static uint64_t msg_cq_data(void)
@@ -681,6 +723,7 @@ static void msg_run(void)
 {
 	if (msg_connect(false))
 		return;
+	msg_bad_args();
 	if (msg_sweep() || msg_pingpong() || msg_iov() || msg_inject() ||
 	    msg_window_case() || msg_sync())
 		return;

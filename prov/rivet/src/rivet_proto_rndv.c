@@ -408,8 +408,8 @@ void rivet_rndv_handle_fin(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 		op->fin_status = status;
 	}
 	return;
-stray:
-	RIVET_WARN(EP_DATA, "FIN for no rendezvous of connection %u "
+stray:	/* also a late FIN of an operation failed with its connection */
+	RIVET_DBG(EP_DATA, "FIN for no rendezvous of connection %u "
 		   "(qp 0x%x) ignored\n", conn->idx, conn->qp->qp_num);
 }
 

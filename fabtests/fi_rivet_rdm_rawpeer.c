@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A raw RDMA peer (librdmacm and verbs, no libfabric) that speaks rivet's
+ * RDM wire protocol (prov/rivet/include/rivet_proto.h, docs/protocol.md)
+ * badly, against rivet endpoints in the same process: a header naming
+ * another peer's connection, an RTS whose segments do not cover its
+ * message, FINs for rendezvous it never saw, a write with immediate data
+ * to an endpoint without FI_RMA, and a second read of a finished
+ * rendezvous.  rivet must attribute by QP, complete receives with success
+ * only for bytes it placed, take FINs only from the connection of their
+ * RTS, ignore what the endpoint did not ask for, and end a rendezvous's
+ * exposure with it.  Each case in a child of its own.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "common/ft_rdm.h"
+#include "rivet_proto.h"
+
+#define RP_TAG 0x5241575000000000ULL	/* "RAWP" */
+#define RP_BIG (64 * 1024)
+#define RP_BUF (4 * RP_BIG)
+#define RP_SLOT 4096			/* one message of ours */
+#define RP_RECVS 16
+#define RP_WAIT_MS 15000
+
+/* The raw peer: one RC connection, a registered buffer (receive slots,
+ * then send slots, then a read landing area). */
+struct rp {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *listen;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+	uint32_t peer_idx;	/* the rivet endpoint's index of us */
+	uint32_t next_send;
+};
+
+static uint8_t *rp_recv_slot(struct rp *r, int i)
+{
+	return r->buf + (size_t)i * RP_SLOT;
+}
+
+static uint8_t *rp_send_slot(struct rp *r)
+{
+	return r->buf + (size_t)(RP_RECVS + (r->next_send++ % 16)) * RP_SLOT;
+}
+
+static uint8_t *rp_landing(struct rp *r)
+{
+	return r->buf + 2 * RP_BIG;
+}
+
+/* An rdma_cm event of this kind, rivet progressing meanwhile. */
+static int rp_cm_wait(struct rp *r, enum rdma_cm_event_type want,
+		      struct rdma_cm_event *copy, uint8_t *pdata,
+		      size_t pdata_len)
+{
+	uint64_t end = ft_now_ms() + RP_WAIT_MS;
+	struct rdma_cm_event *ev;
+	int got;
+
+	do {
+		ft_rdm_progress();
+		if (rdma_get_cm_event(r->ch, &ev)) {
+			usleep(1000);
+			continue;
+		}
+		got = ev->event;
+		if (copy)
+			*copy = *ev;
+		if (pdata && ev->param.conn.private_data)
+			memcpy(pdata, ev->param.conn.private_data,
+			       pdata_len < ev->param.conn.private_data_len ?
+			       pdata_len : ev->param.conn.private_data_len);
+		rdma_ack_cm_event(ev);
+		if (got == (int)want)
+			return 0;
+		ft_info("rdma_cm event %s while waiting for %s",
+			rdma_event_str(got), rdma_event_str(want));
+		return -1;
+	} while (ft_now_ms() < end);
+	ft_info("no %s within %d ms", rdma_event_str(want), RP_WAIT_MS);
+	return -1;
+}
+
+static int rp_post_recv(struct rp *r, int i)
+{
+	struct ibv_sge sge = { (uintptr_t)rp_recv_slot(r, i), RP_SLOT,
+			       r->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(r->id->qp, &wr, &bad);
+}
+
+/* PD, CQ, QP and receives on r->id (resolved, or a request's id). */
+static int rp_qp_setup(struct rp *r)
+{
+	struct ibv_qp_init_attr attr = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 64, .max_recv_wr = RP_RECVS,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	int i;
+
+	r->pd = ibv_alloc_pd(r->id->verbs);
+	r->cq = r->pd ? ibv_create_cq(r->id->verbs, 128, NULL, NULL, 0) :
+			NULL;
+	r->buf = aligned_alloc(4096, RP_BUF);
+	if (!r->cq || !r->buf)
+		return -1;
+	memset(r->buf, 0, RP_BUF);
+	r->mr = ibv_reg_mr(r->pd, r->buf, RP_BUF, IBV_ACCESS_LOCAL_WRITE);
+	attr.send_cq = attr.recv_cq = r->cq;
+	if (!r->mr || rdma_create_qp(r->id, r->pd, &attr))
+		return -1;
+	for (i = 0; i < RP_RECVS; i++)
+		if (rp_post_recv(r, i))
+			return -1;
+	return 0;
+}
+
+static void rp_conn_param(struct rdma_conn_param *p, const void *data,
+			  size_t len)
+{
+	memset(p, 0, sizeof(*p));
+	p->private_data = data;
+	p->private_data_len = (uint8_t)len;
+	p->responder_resources = 1;
+	p->initiator_depth = 1;
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;
+}
+
+static int rp_channel(struct rp *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->ch = rdma_create_event_channel();
+	if (!r->ch)
+		return -1;
+	return fcntl(r->ch->fd, F_SETFL,
+		     fcntl(r->ch->fd, F_GETFL) | O_NONBLOCK);
+}
+
+/* Connects to a rivet endpoint named dst, claiming to be fake. */
+static int rp_connect(struct rp *r, const struct sockaddr_in *dst,
+		      const struct sockaddr_in *fake)
+{
+	struct rivet_wire_connreq req = {
+		.magic = RIVET_CONN_MAGIC, .version = RIVET_WIRE_VERSION,
+		.addr_len = sizeof(*fake), .conn_idx = 0,
+	};
+	struct rivet_wire_accept acc = { 0 };
+	struct sockaddr_in src = *dst;
+	struct rdma_conn_param p;
+
+	if (rp_channel(r) ||
+	    rdma_create_id(r->ch, &r->id, NULL, RDMA_PS_TCP))
+		return -1;
+	src.sin_port = 0;
+	memcpy(req.addr, fake, sizeof(*fake));
+	if (rdma_resolve_addr(r->id, (struct sockaddr *)&src,
+			      (struct sockaddr *)dst, 2000) ||
+	    rp_cm_wait(r, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, NULL, 0) ||
+	    rdma_resolve_route(r->id, 2000) ||
+	    rp_cm_wait(r, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, NULL, 0) ||
+	    rp_qp_setup(r))
+		return -1;
+	rp_conn_param(&p, &req, sizeof(req));
+	if (rdma_connect(r->id, &p) ||
+	    rp_cm_wait(r, RDMA_CM_EVENT_ESTABLISHED, NULL, (uint8_t *)&acc,
+		       sizeof(acc)))
+		return -1;
+	if (acc.magic != RIVET_CONN_MAGIC)
+		return -1;
+	r->peer_idx = acc.conn_idx;
+	return 0;
+}
+
+/* Listens on addr and accepts the first rivet connection request. */
+static int rp_listen(struct rp *r, const struct sockaddr_in *addr)
+{
+	if (rp_channel(r) ||
+	    rdma_create_id(r->ch, &r->listen, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(r->listen, (struct sockaddr *)addr) ||
+	    rdma_listen(r->listen, 4))
+		return -1;
+	return 0;
+}
+
+static int rp_accept(struct rp *r)
+{
+	struct rivet_wire_connreq req = { 0 };
+	struct rivet_wire_accept acc = {
+		.magic = RIVET_CONN_MAGIC, .version = RIVET_WIRE_VERSION,
+		.conn_idx = 0,
+	};
+	struct rdma_cm_event ev;
+	struct rdma_conn_param p;
+
+	if (rp_cm_wait(r, RDMA_CM_EVENT_CONNECT_REQUEST, &ev, (uint8_t *)&req,
+		       sizeof(req)))
+		return -1;
+	r->id = ev.id;
+	r->peer_idx = req.conn_idx;
+	if (rp_qp_setup(r))
+		return -1;
+	rp_conn_param(&p, &acc, sizeof(acc));
+	if (rdma_accept(r->id, &p) ||
+	    rp_cm_wait(r, RDMA_CM_EVENT_ESTABLISHED, NULL, NULL, 0))
+		return -1;
+	return 0;
+}
+
+static void rp_close(struct rp *r)
+{
+	if (r->id && r->id->qp)
+		rdma_destroy_qp(r->id);
+	if (r->mr)
+		ibv_dereg_mr(r->mr);
+	if (r->cq)
+		ibv_destroy_cq(r->cq);
+	if (r->pd)
+		ibv_dealloc_pd(r->pd);
+	if (r->id)
+		rdma_destroy_id(r->id);
+	if (r->listen)
+		rdma_destroy_id(r->listen);
+	if (r->ch)
+		rdma_destroy_event_channel(r->ch);
+	free(r->buf);
+	memset(r, 0, sizeof(*r));
+}
+
+/* One work completion of ours (send side, or a receive when want_recv),
+ * rivet progressing meanwhile; its status, or -1 on a time-out. */
+static int rp_poll(struct rp *r, bool want_recv, struct ibv_wc *out)
+{
+	uint64_t end = ft_now_ms() + RP_WAIT_MS;
+	struct ibv_wc wc;
+
+	do {
+		ft_rdm_progress();
+		if (ibv_poll_cq(r->cq, 1, &wc) <= 0)
+			continue;
+		if (!want_recv == !(wc.opcode & IBV_WC_RECV) ||
+		    wc.status != IBV_WC_SUCCESS) {
+			if (out)
+				*out = wc;
+			return wc.status;
+		}
+	} while (ft_now_ms() < end);
+	return -1;
+}
+
+static int rp_post(struct rp *r, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	if (ibv_post_send(r->id->qp, wr, &bad))
+		return -1;
+	return rp_poll(r, false, NULL);
+}
+
+/* A message of ours: header (conn_idx as given) and body. */
+static int rp_send(struct rp *r, const struct rivet_wire_hdr *hdr,
+		   const void *body, size_t body_len)
+{
+	uint8_t *slot = rp_send_slot(r);
+	struct ibv_sge sge = { (uintptr_t)slot,
+			       (uint32_t)(sizeof(*hdr) + body_len),
+			       r->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+
+	memcpy(slot, hdr, sizeof(*hdr));
+	memcpy(slot + sizeof(*hdr), body, body_len);
+	return rp_post(r, &wr);
+}
+
+static int rp_read(struct rp *r, uint64_t raddr, uint32_t rkey, size_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)rp_landing(r), (uint32_t)len,
+			       r->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ };
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return rp_post(r, &wr);
+}
+
+/* ---- rivet endpoints ---------------------------------------------------- */
+
+struct rp_env {
+	struct ft_fab fab;
+	struct ft_rdm_ep v, c;	/* victim, honest peer */
+	fi_addr_t v2c, c2v;
+	struct ft_buf vbuf, cbuf;
+	struct rp raw;
+};
+
+static int rp_env_open(struct rp_env *env, uint64_t caps, uint64_t caccess)
+{
+	struct fi_info *hints = ft_rdm_hints(caps, FI_THREAD_UNSPEC);
+	int ret;
+
+	memset(env, 0, sizeof(*env));
+	ft_rdm_forget();
+	ret = ft_rdm_fab_open(&env->fab, hints, true);
+	fi_freeinfo(hints);
+	ret = ret ? ret : ft_rdm_ep_open(&env->fab, NULL, true, 0, &env->v);
+	ret = ret ? ret : ft_rdm_ep_open(&env->fab, NULL, true, 0, &env->c);
+	ret = ret ? ret : ft_rdm_av_insert(env->v.av, env->c.name, &env->v2c);
+	ret = ret ? ret : ft_rdm_av_insert(env->c.av, env->v.name, &env->c2v);
+	ret = ret ? ret : ft_buf_alloc(env->fab.domain, RP_BUF,
+				       FI_SEND | FI_RECV, &env->vbuf);
+	ret = ret ? ret : ft_buf_alloc(env->fab.domain, RP_BUF, caccess,
+				       &env->cbuf);
+	if (ret)
+		ft_fail("rawpeer_setup", "%s", fi_strerror(-ret));
+	return ret;
+}
+
+static void rp_env_close(struct rp_env *env)
+{
+	rp_close(&env->raw);
+	ft_buf_free(&env->vbuf);
+	ft_buf_free(&env->cbuf);
+	ft_rdm_ep_close(&env->c);
+	ft_rdm_ep_close(&env->v);
+	ft_fab_close(&env->fab);
+}
+
+static const struct sockaddr_in *rp_name(const struct ft_rdm_ep *ep)
+{
+	return (const struct sockaddr_in *)ep->name;
+}
+
+/* An address on the same IP that no endpoint has. */
+static struct sockaddr_in rp_fake(const struct ft_rdm_ep *ep, uint16_t port)
+{
+	struct sockaddr_in a = *rp_name(ep);
+
+	a.sin_port = htons(port);
+	return a;
+}
+
+static int rp_wait(const char *name, struct fid_cq *cq, void *ctx,
+		   struct ft_comp *c)
+{
+	int ret = ft_rdm_wait(cq, ctx, c, RP_WAIT_MS);
+
+	if (ret)
+		ft_fail(name, "no completion within %d ms", RP_WAIT_MS);
+	return ret;
+}
+
+/* ---- cases ------------------------------------------------------------ */
+
+/* The raw peer's message names the honest peer's connection: rivet
+ * attributes it by the QP it came on, so it is not the honest peer's. */
+static void rp_attrib_child(void)
+{
+	const char *name = "rawpeer_source_by_qp";
+	struct sockaddr_in fake;
+	struct rivet_wire_hdr hdr;
+	struct fi_context2 ctx;
+	struct ft_comp c;
+	struct rp_env env;
+	uint64_t tag = RP_TAG | 1;
+	ssize_t ret;
+
+	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND | FI_RECV))
+		goto out;
+	/* the honest peer's connection to v is v's connection 0 */
+	ret = fi_trecv(env.v.ep, env.vbuf.ptr, 64, env.vbuf.desc,
+		       FI_ADDR_UNSPEC, tag, 0, &ctx);
+	ret = ret ? ret : FT_RDM_POST(fi_tinject(env.c.ep, env.cbuf.ptr, 8,
+						 env.c2v, tag));
+	if (!ft_check(!ret, name, "setup: %zd", ret) ||
+	    rp_wait(name, env.v.cq, &ctx, &c) ||
+	    !ft_check(c.src == env.v2c, name, "honest message from %" PRIu64
+		      ", want %" PRIu64, c.src, env.v2c))
+		goto out;
+	fake = rp_fake(&env.v, 9);
+	if (!ft_check(!rp_connect(&env.raw, rp_name(&env.v), &fake), name,
+		      "raw connection to v failed"))
+		goto out;
+	ret = fi_trecv(env.v.ep, env.vbuf.ptr, 64, env.vbuf.desc,
+		       FI_ADDR_UNSPEC, tag, 0, &ctx);
+	if (!ft_check(!ret, name, "fi_trecv: %zd", ret))
+		goto out;
+	hdr = (struct rivet_wire_hdr) {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_EAGER,
+		.flags = RIVET_WF_TAGGED, .tag = tag, .len = 8,
+		.conn_idx = 0,	/* not ours: the honest peer's */
+	};
+	if (!ft_check(!rp_send(&env.raw, &hdr, "spoofed!", 8), name,
+		      "raw send failed"))
+		goto out;
+	if (rp_wait(name, env.v.cq, &ctx, &c))
+		goto out;
+	if (ft_check(c.src != env.v2c, name, "the raw peer's message was "
+		     "attributed to the honest peer (fi_addr %" PRIu64 ")",
+		     c.src))
+		ft_ok(name);
+out:
+	rp_env_close(&env);
+}
+
+/* RTSs whose segments are empty or shorter than the message: the receive
+ * fails (nothing is reported placed), and the raw peer gets a FIN with a
+ * positive error status. */
+static void rp_rts_one(struct rp_env *env, const char *name, uint32_t nsegs,
+		       uint32_t seg_len)
+{
+	struct rivet_wire_hdr hdr = {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_RTS,
+		.flags = RIVET_WF_TAGGED, .tag = RP_TAG | 2, .len = RP_BIG,
+		.conn_idx = env->raw.peer_idx,
+	};
+	struct rivet_wire_rts rts = { .send_id = 77, .nsegs = nsegs };
+	const struct rivet_wire_fin *fin;
+	struct fi_context2 ctx;
+	struct ibv_wc wc;
+	struct ft_comp c;
+	uint8_t *msg;
+	ssize_t ret;
+
+	rts.segs[0] = (struct rivet_wire_seg) {
+		(uintptr_t)env->raw.buf, env->raw.mr->rkey, seg_len };
+	ret = fi_trecv(env->v.ep, env->vbuf.ptr, RP_BIG, env->vbuf.desc,
+		       FI_ADDR_UNSPEC, RP_TAG | 2, 0, &ctx);
+	if (!ft_check(!ret, name, "fi_trecv: %zd", ret) ||
+	    !ft_check(!rp_send(&env->raw, &hdr, &rts, sizeof(rts)), name,
+		      "raw send failed") ||
+	    rp_wait(name, env->v.cq, &ctx, &c))
+		return;
+	if (!ft_check(c.err != 0, name, "receive of an RTS with %u segment(s) "
+		      "of %u bytes for %d bytes succeeded (len %zu)", nsegs,
+		      seg_len, RP_BIG, c.len))
+		return;
+	ft_check(c.prov_errno != 0 && !strstr(c.errstr, "uccess"), name,
+		 "no reason: %s", c.errstr);
+	if (!ft_check(!rp_poll(&env->raw, true, &wc), name, "no FIN came"))
+		return;
+	msg = rp_recv_slot(&env->raw, (int)wc.wr_id);
+	fin = (const void *)(msg + sizeof(struct rivet_wire_hdr));
+	ft_check(((struct rivet_wire_hdr *)msg)->op == RIVET_OP_FIN &&
+		 fin->send_id == 77 && fin->status > 0, name,
+		 "FIN op %u id %" PRIu64 " status %d (want a positive error)",
+		 ((struct rivet_wire_hdr *)msg)->op, fin->send_id,
+		 fin->status);
+	rp_post_recv(&env->raw, (int)wc.wr_id);
+}
+
+static void rp_rts_child(void)
+{
+	struct sockaddr_in fake;
+	struct rp_env env;
+	int failed = ft_failures();
+
+	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND | FI_RECV))
+		goto out;
+	fake = rp_fake(&env.v, 9);
+	if (!ft_check(!rp_connect(&env.raw, rp_name(&env.v), &fake),
+		      "rawpeer_rts", "raw connection to v failed"))
+		goto out;
+	rp_rts_one(&env, "rawpeer_rts_no_segments", 0, 0);
+	rp_rts_one(&env, "rawpeer_rts_short_segments", 1, 100);
+	if (ft_failures() == failed)
+		ft_ok("rawpeer_rts");
+out:
+	rp_env_close(&env);
+}
+
+/* FINs from the raw peer for every send id a rivet endpoint could have:
+ * the honest peer's rendezvous to v stays pending, then completes. */
+static void rp_fin_child(void)
+{
+	const char *name = "rawpeer_foreign_fin";
+	struct rivet_wire_hdr hdr = {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_FIN,
+	};
+	struct rivet_wire_fin fin = { .status = -5 };
+	struct fi_context2 sctx, rctx;
+	struct sockaddr_in fake;
+	struct ft_comp c;
+	struct rp_env env;
+	uint32_t idx, gen;
+	ssize_t ret;
+
+	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND | FI_RECV))
+		goto out;
+	ret = FT_RDM_POST(fi_tsend(env.c.ep, env.cbuf.ptr, RP_BIG,
+				   env.cbuf.desc, env.c2v, RP_TAG | 3,
+				   &sctx));
+	fake = rp_fake(&env.c, 9);
+	if (!ft_check(!ret, name, "fi_tsend: %zd", ret) ||
+	    !ft_check(!rp_connect(&env.raw, rp_name(&env.c), &fake), name,
+		      "raw connection to c failed"))
+		goto out;
+	hdr.conn_idx = env.raw.peer_idx;
+	for (idx = 0; idx < env.fab.info->tx_attr->size; idx++)
+		for (gen = 0; gen < 2; gen++) {
+			fin.send_id = ((uint64_t)gen << 32) | idx;
+			if (rp_send(&env.raw, &hdr, &fin, sizeof(fin))) {
+				ft_fail(name, "raw send failed");
+				goto out;
+			}
+		}
+	if (!ft_check(ft_rdm_wait(env.c.cq, &sctx, &c, 300) == -FI_ETIMEDOUT,
+		      name, "a foreign FIN completed the send: %s",
+		      ft_comp_str(&c)))
+		goto out;
+	ret = fi_trecv(env.v.ep, env.vbuf.ptr, RP_BIG, env.vbuf.desc,
+		       FI_ADDR_UNSPEC, RP_TAG | 3, 0, &rctx);
+	if (ft_check(!ret, name, "fi_trecv: %zd", ret) &&
+	    !rp_wait(name, env.v.cq, &rctx, &c) &&
+	    ft_check(!c.err && c.len == RP_BIG, name, "receive: %s",
+		     ft_comp_str(&c)) &&
+	    !rp_wait(name, env.c.cq, &sctx, &c) &&
+	    ft_check(!c.err, name, "send: %s", ft_comp_str(&c)))
+		ft_ok(name);
+out:
+	rp_env_close(&env);
+}
+
+/* A zero-byte write with immediate data to an endpoint without FI_RMA:
+ * not reported as a remote write. */
+static void rp_imm_child(void)
+{
+	const char *name = "rawpeer_write_imm_without_rma";
+	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+				  .imm_data = htonl(0x1234) };
+	struct sockaddr_in fake;
+	struct ft_comp c;
+	struct rp_env env;
+	int ret;
+
+	if (rp_env_open(&env, FI_MSG | FI_TAGGED, FI_SEND | FI_RECV))
+		goto out;
+	fake = rp_fake(&env.v, 9);
+	if (!ft_check(!rp_connect(&env.raw, rp_name(&env.v), &fake), name,
+		      "raw connection to v failed"))
+		goto out;
+	if (!ft_check(!rp_post(&env.raw, &wr), name, "raw write failed"))
+		goto out;
+	ret = ft_rdm_wait(env.v.cq, NULL, &c, 500);
+	if (ft_check(ret == -FI_ETIMEDOUT, name, "the endpoint reported %s",
+		     ft_comp_str(&c)))
+		ft_ok(name);
+out:
+	rp_env_close(&env);
+}
+
+/* The raw peer receives a rendezvous from c's region registered for
+ * FI_SEND only: it can read the message's bytes while the send is in
+ * flight, and nothing once the send has completed. */
+static void rp_exposure_child(void)
+{
+	const char *name = "rawpeer_rendezvous_exposure";
+	const struct rivet_wire_rts *rts;
+	struct rivet_wire_hdr hdr;
+	struct rivet_wire_fin fin;
+	struct fi_context2 sctx;
+	struct sockaddr_in me;
+	struct ibv_wc wc;
+	struct ft_comp c;
+	struct rp_env env;
+	fi_addr_t c2raw;
+	uint8_t *msg;
+	ssize_t ret;
+	size_t i;
+
+	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND))
+		goto out;
+	me = rp_fake(&env.c, 0);
+	me.sin_port = htons((uint16_t)(40000 + getpid() % 20000));
+	if (!ft_check(!rp_listen(&env.raw, &me), name, "rdma_listen: %s",
+		      strerror(errno)) ||
+	    ft_rdm_av_insert(env.c.av, &me, &c2raw))
+		goto out;
+	for (i = 0; i < RP_BIG; i++)
+		((uint8_t *)env.cbuf.ptr)[i] = (uint8_t)(i * 3);
+	ret = FT_RDM_POST(fi_tsend(env.c.ep, env.cbuf.ptr, RP_BIG,
+				   env.cbuf.desc, c2raw, RP_TAG | 4, &sctx));
+	if (!ft_check(!ret, name, "fi_tsend: %zd", ret) ||
+	    !ft_check(!rp_accept(&env.raw), name, "accept failed") ||
+	    !ft_check(!rp_poll(&env.raw, true, &wc), name, "no RTS came"))
+		goto out;
+	msg = rp_recv_slot(&env.raw, (int)wc.wr_id);
+	rts = (const void *)(msg + sizeof(hdr));
+	if (!ft_check(((struct rivet_wire_hdr *)msg)->op == RIVET_OP_RTS &&
+		      rts->nsegs == 1 && rts->segs[0].len == RP_BIG, name,
+		      "not the RTS expected"))
+		goto out;
+	if (!ft_check(!rp_read(&env.raw, rts->segs[0].addr, rts->segs[0].rkey,
+			       RP_BIG), name, "reading the message failed"))
+		goto out;
+	for (i = 0; i < RP_BIG; i++)
+		if (rp_landing(&env.raw)[i] != (uint8_t)(i * 3))
+			break;
+	if (!ft_check(i == RP_BIG, name, "byte %zu read wrong", i))
+		goto out;
+	hdr = (struct rivet_wire_hdr) { .version = RIVET_WIRE_VERSION,
+					.op = RIVET_OP_FIN,
+					.conn_idx = env.raw.peer_idx };
+	fin = (struct rivet_wire_fin) { .send_id = rts->send_id };
+	if (!ft_check(!rp_send(&env.raw, &hdr, &fin, sizeof(fin)), name,
+		      "FIN failed") ||
+	    rp_wait(name, env.c.cq, &sctx, &c) ||
+	    !ft_check(!c.err, name, "send: %s", ft_comp_str(&c)))
+		goto out;
+	/* the send is done: its bytes are no one's to read any more */
+	ret = rp_read(&env.raw, rts->segs[0].addr, rts->segs[0].rkey, 64);
+	if (ft_check(ret != IBV_WC_SUCCESS, name, "the region stayed readable "
+		     "after the send completed"))
+		ft_ok(name);
+out:
+	rp_env_close(&env);
+}
+
+int main(int argc, char **argv)
+{
+	ft_opts.ep_type = FI_EP_RDM;
+	ft_opts.timeout_ms = 60000;
+	ft_parse_opts(argc, argv, "rivet's RDM protocol against a raw peer.",
+		      false);
+	ft_fork_case("rawpeer_source_by_qp", rp_attrib_child);
+	ft_fork_case("rawpeer_rts", rp_rts_child);
+	ft_fork_case("rawpeer_foreign_fin", rp_fin_child);
+	ft_fork_case("rawpeer_write_imm_without_rma", rp_imm_child);
+	ft_fork_case("rawpeer_rendezvous_exposure", rp_exposure_child);
+	return ft_summary();
+}
