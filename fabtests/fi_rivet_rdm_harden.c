@@ -446,12 +446,11 @@ out:
 
 /* ---- a bad remote key ---------------------------------------------------- */
 
-/* a reads b with a key b never gave out.  a gets FI_EACCES; a receive a
+/* a reads b (or, atomic, fetch-adds) with a key b never gave out.  a gets FI_EACCES; a receive a
  * posted before stays posted; b's send to a, and the next exchanges both
  * ways, complete with the right data. */
-static void h_bad_key_child(void)
+static void h_bad_key_run(const char *name, bool atomic)
 {
-	const char *name = "harden_rma_bad_key";
 	uint8_t *abuf, *bbuf;
 	struct fi_context2 rctx, sctx, ctx;
 	struct ft_comp c;
@@ -474,13 +473,22 @@ static void h_bad_key_child(void)
 		       FI_ADDR_UNSPEC, H_TAG | 9, 0, &rctx);
 	if (!ft_check(!ret, name, "fi_trecv: %zd", ret))
 		goto out;
-	ret = FT_RDM_POST(fi_read(env.a.ep, abuf, 64, env.abuf.desc, env.a2b,
-				  h_raddr(&env, 0),
-				  fi_mr_key(env.bbuf.mr) ^ 0x5a5a00, &ctx));
-	if (!ft_check(!ret, name, "fi_read: %zd", ret) ||
+	if (atomic)
+		ret = FT_RDM_POST(fi_fetch_atomic(env.a.ep, abuf, 1, NULL,
+						  abuf + 8, NULL, env.a2b,
+						  h_raddr(&env, 0),
+						  fi_mr_key(env.bbuf.mr) ^
+						  0x5a5a00, FI_UINT64, FI_SUM,
+						  &ctx));
+	else
+		ret = FT_RDM_POST(fi_read(env.a.ep, abuf, 64, env.abuf.desc,
+					  env.a2b, h_raddr(&env, 0),
+					  fi_mr_key(env.bbuf.mr) ^ 0x5a5a00,
+					  &ctx));
+	if (!ft_check(!ret, name, "posting: %zd", ret) ||
 	    h_wait(name, env.a.cq, &ctx, &c))
 		goto out;
-	if (!ft_check(c.err == FI_EACCES, name, "bad key read: %s (want "
+	if (!ft_check(c.err == FI_EACCES, name, "bad key: %s (want "
 		      "FI_EACCES)", ft_comp_str(&c)))
 		goto out;
 	h_check_words("harden_bad_key_words", &c);
@@ -616,6 +624,18 @@ out:
 	ft_fab_close(&f1);
 }
 
+static void h_bad_key_child(void)
+{
+	h_bad_key_run("harden_rma_bad_key", false);
+}
+
+/* The same with a verbs atomic (the target's HCA checks the key). */
+static void h_bad_key_atomic_child(void)
+{
+	setenv("FI_RIVET_NATIVE_ATOMICS", "1", 1);
+	h_bad_key_run("harden_native_atomic_bad_key", true);
+}
+
 int main(int argc, char **argv)
 {
 	ft_opts.ep_type = FI_EP_RDM;
@@ -628,6 +648,9 @@ int main(int argc, char **argv)
 	ft_fork_case("harden_send_only_region", h_send_only_child);
 	ft_fork_case("harden_delivery_complete_failed", h_dc_fail_child);
 	ft_fork_case("harden_rma_bad_key", h_bad_key_child);
+	if (ft_opts.prov && !strcmp(ft_opts.prov, "rivet"))
+		ft_fork_case("harden_native_atomic_bad_key",
+			     h_bad_key_atomic_child);
 	ft_fork_case("harden_mr_requested_key", h_user_key_child);
 	ft_fork_case("harden_bind_foreign", h_bind_child);
 	return ft_summary();

@@ -14,6 +14,8 @@ fi_rivet_rdm_rma (server/client), fi_rivet_rdm_atomic (4 processes; for
 rivet again with FI_RIVET_NATIVE_ATOMICS=1), both again with offset
 addressing (-O),
 fi_rivet_rdm_multi, fi_rivet_rdm_harden (misuse and failure containment),
+fi_rivet_rdm_rawpeer (a raw verbs peer speaking rivet's protocol badly;
+rivet only),
 fi_rivet_rdm_mesh (NPROCS processes), fi_rivet_rdm_kill (a victim that dies
 mid-transfer, a survivor, a client), the MPI programs of fabtests/mpi
 (mpirun -np RANKS, pml cm, mtl ofi restricted to PROV), MPI one-sided
@@ -35,7 +37,7 @@ checks.
   -n NPROCS  processes of the mesh (default 8)
   -m RANKS   MPI ranks (default 4)
   -x STEP    skip a step: rdm rdm_auto rdm_rma atomic native offset multi harden
-             mesh kill mpi osc pingpong
+             rawpeer mesh kill mpi osc pingpong
              (repeatable)
 
 The environment goes to every program; FI_* variables also to the MPI
@@ -199,16 +201,25 @@ step_multi() {
 	fi
 }
 
-step_harden() {
-	local log=$logdir/fi_rivet_rdm_harden.log p
-	p=$(prog fi_rivet_rdm_harden)
+# One process, its cases forked: fi_rivet_rdm_harden (misuse, failure
+# containment) for every provider; fi_rivet_rdm_rawpeer speaks rivet's own
+# wire protocol, so rivet only.
+step_single() {
+	local name=$1 log=$logdir/$1.log p
+	p=$(prog "$name")
 	t0=$SECONDS
 	if run "$p" -p "$prov" -e rdm -s "$addr" >"$log" 2>&1; then
-		pass fi_rivet_rdm_harden
+		pass "$name"
 	else
-		fail fi_rivet_rdm_harden "$(tail -n 1 "$log") (log: $log)"
+		fail "$name" "$(tail -n 1 "$log") (log: $log)"
 		show_failures "$log"
 	fi
+}
+
+step_harden() { step_single fi_rivet_rdm_harden; }
+
+step_rawpeer() {
+	[ "$prov" = rivet ] && step_single fi_rivet_rdm_rawpeer
 }
 
 step_mesh() {
@@ -403,7 +414,7 @@ echo "# provider $prov, address $addr, logs in $logdir"
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
-for s in rdm rdm_auto rdm_rma atomic native offset multi harden mesh kill mpi osc pingpong; do
+for s in rdm rdm_auto rdm_rma atomic native offset multi harden rawpeer mesh kill mpi osc pingpong; do
 	skipped "$s" || "step_$s"
 done
 
