@@ -45,6 +45,9 @@ struct rp {
 	struct ibv_mr *mr;
 	uint32_t peer_idx;	/* the rivet endpoint's index of us */
 	uint32_t next_send;
+	struct ibv_wc stash[RP_RECVS];	/* receives polled while waiting
+					 * for a send's completion */
+	int nstash;
 };
 
 static uint8_t *rp_recv_slot(struct rp *r, int i)
@@ -251,6 +254,13 @@ static int rp_poll(struct rp *r, bool want_recv, struct ibv_wc *out)
 	uint64_t end = ft_now_ms() + RP_WAIT_MS;
 	struct ibv_wc wc;
 
+	if (want_recv && r->nstash) {
+		wc = r->stash[0];
+		memmove(r->stash, r->stash + 1, --r->nstash * sizeof(wc));
+		if (out)
+			*out = wc;
+		return wc.status;
+	}
 	do {
 		ft_rdm_progress();
 		if (ibv_poll_cq(r->cq, 1, &wc) <= 0)
@@ -261,6 +271,8 @@ static int rp_poll(struct rp *r, bool want_recv, struct ibv_wc *out)
 				*out = wc;
 			return wc.status;
 		}
+		if (!want_recv && r->nstash < RP_RECVS)
+			r->stash[r->nstash++] = wc;	/* for rp_poll(true) */
 	} while (ft_now_ms() < end);
 	return -1;
 }

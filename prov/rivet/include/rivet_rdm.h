@@ -446,7 +446,7 @@ ssize_t rivet_rma_native_atomic(struct rivet_rdm_ep *ep, fi_addr_t addr,
 /* rivet_rdm_atomic.c */
 void rivet_atomic_handle_req(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 			     const struct rivet_wire_hdr *hdr, size_t len);
-void rivet_atomic_handle_resp(struct rivet_rdm_ep *ep,
+void rivet_atomic_handle_resp(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 			      const struct rivet_wire_hdr *hdr, size_t len);
 /* rivet_proto_rndv.c: a control message (header first; its conn_idx is
  * filled in) sent now, or after the connection's deferred work */

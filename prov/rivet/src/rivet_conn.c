@@ -292,6 +292,7 @@ void rivet_conn_fail(struct rivet_conn *conn, int err)
 {
 	struct rivet_rdm_ep *ep = conn->ep;
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	bool was_up = conn->state == RIVET_CONN_UP;
 
 	if (conn->state == RIVET_CONN_CLOSED)
 		return;
@@ -302,6 +303,10 @@ void rivet_conn_fail(struct rivet_conn *conn, int err)
 		ep->tx_conns[conn->addr] = NULL;
 	if (conn->qp)
 		ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
+	/* the peer hears of it now (DISCONNECTED), not when its next
+	 * operation on the dead QP runs out of retries: it reconnects */
+	if (was_up && err != FI_ECONNRESET)
+		rdma_disconnect(conn->id);
 	rivet_conn_fail_ops(conn, err);
 	rivet_rndv_retry_deferred(conn);	/* fails the deferred reads */
 }

@@ -261,7 +261,7 @@ void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 		rivet_atomic_handle_req(ep, conn, hdr, len);
 		break;
 	case RIVET_OP_ATOMIC_RESP:
-		rivet_atomic_handle_resp(ep, hdr, len);
+		rivet_atomic_handle_resp(ep, conn, hdr, len);
 		break;
 	case RIVET_OP_RMA_EVENT:
 		rivet_rma_handle_event(ep, conn, hdr);

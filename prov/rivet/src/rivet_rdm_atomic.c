@@ -321,10 +321,11 @@ static void rivet_atomic_copy_out(struct rivet_tx_op *op, const uint8_t *src,
 	}
 }
 
-void rivet_atomic_handle_resp(struct rivet_rdm_ep *ep,
+void rivet_atomic_handle_resp(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 			      const struct rivet_wire_hdr *hdr, size_t len)
 {
 	const struct rivet_wire_atomic_resp *r = (const void *)(hdr + 1);
+	int status = rivet_wire_status(r->status);
 	uint32_t index;
 	struct rivet_tx_op *op;
 
@@ -335,16 +336,19 @@ void rivet_atomic_handle_resp(struct rivet_rdm_ep *ep,
 	if (index >= ep->tx_size)
 		return;
 	op = &ep->tx_ops[index];
-	if (op->gen != (uint32_t)(r->send_id >> 32) || !op->atomic)
+	/* the answer comes on the connection its request went out on */
+	if (op->gen != (uint32_t)(r->send_id >> 32) || !op->atomic ||
+	    op->conn != conn)
 		return;
-	if (!r->status)
+	if (!status)
 		rivet_atomic_copy_out(op, (const uint8_t *)(r + 1), r->len);
 	if (op->state == RIVET_TX_WAIT_FIN) {
 		DL_DELETE(op->conn->wait_fin, op);
-		rivet_tx_op_done(ep, op, r->status, 0);
+		rivet_tx_op_done(ep, op, status,
+				 status ? RIVET_PERR_TARGET : 0);
 	} else if (op->state == RIVET_TX_POSTED) {
 		op->fin_seen = true;	/* the send's WC is still to come */
-		op->fin_status = r->status;
+		op->fin_status = status;
 	}
 }
 

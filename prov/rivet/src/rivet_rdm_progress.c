@@ -59,7 +59,9 @@ static void rivet_rdm_wc_tx(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	if (!op->rndv && !op->atomic) {
 		rivet_tx_op_done(ep, op, 0, 0);
 	} else if (op->fin_seen) {
-		rivet_tx_op_done(ep, op, op->fin_status, 0);
+		rivet_tx_op_done(ep, op, op->fin_status, !op->fin_status ? 0 :
+				 op->atomic ? RIVET_PERR_TARGET :
+					      RIVET_PERR_PEER_RX);
 	} else {
 		op->state = RIVET_TX_WAIT_FIN;
 		DL_APPEND(conn->wait_fin, op);
@@ -163,16 +165,17 @@ void rivet_rdm_progress_cm(struct rivet_rdm_ep *ep)
 int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
 {
 	struct ibv_wc wcs[RIVET_RDM_POLL_BATCH];
+	unsigned int before = ep->progress_passes;
 	int n, i, round, total = 0;
 
 	/* rdma_get_cm_event is a system call even when nothing is pending,
 	 * and a busy-polling application makes thousands of passes per
-	 * message: the channel is looked at on every 4th pass while
-	 * connections of ours are being set up, else on every 1024th (a
-	 * peer's connection request, a disconnect; a dead peer's QP reports
-	 * its errors on the data path anyway). */
-	if (!(ep->progress_passes++ & (ep->nconnecting ? 3 : 1023)))
-		rivet_rdm_progress_cm(ep);
+	 * message: the channel is looked at once per 1024 units of passes
+	 * (4 while connections of ours are being set up), a pass that
+	 * found work counting 1 and an idle one 16
+	 * (a peer's connection request, a disconnect: an endpoint that
+	 * waits, sleeping between its polls, must accept a peer's new
+	 * connection within some 64 polls, not thousands). */
 	for (round = 0; round < RIVET_RDM_POLL_ROUNDS; round++) {
 		n = ibv_poll_cq(ep->ibv_cq, RIVET_RDM_POLL_BATCH, wcs);
 		if (n <= 0)
@@ -183,6 +186,9 @@ int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
 		if (n < RIVET_RDM_POLL_BATCH)
 			break;
 	}
+	ep->progress_passes = before + (total ? 1 : 16);
+	if ((before ^ ep->progress_passes) & (ep->nconnecting ? ~3u : ~1023u))
+		rivet_rdm_progress_cm(ep);
 	rivet_rdm_retry_all(ep);
 	return total;
 }
