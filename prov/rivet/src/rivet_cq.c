@@ -556,7 +556,10 @@ static const char *rivet_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 				     const void *err_data, char *buf,
 				     size_t len)
 {
-	const char *str = rivet_wc_status_str(prov_errno);
+	/* prov_errno is the ibv_wc status; 0 on a failure found by rivet
+	 * itself (a refused connection, a truncated receive...) */
+	const char *str = prov_errno ? rivet_wc_status_str(prov_errno) :
+				       "no verbs error (see err)";
 
 	if (buf && len) {
 		snprintf(buf, len, "%s", str);
