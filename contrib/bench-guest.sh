@@ -331,7 +331,7 @@ for _ in 1 2; do
 	best max ny_r rdm rivet-noyield msg_rate -S 8 -I "$rate_n"
 done
 # The ping-pong latencies are bimodal under TCG (where rxe's kworkers
-# land: README): three more runs each of raw and the -m ping-pongs, so
+# land: docs/performance.md): three more runs each of raw and the -m ping-pongs, so
 # that "best" is less a matter of luck for every column alike.
 for _ in 1 2 3; do
 	best min lat_raw perf_lat ib_send_lat 8

@@ -22,5 +22,5 @@ if [ ! -f Makefile ] || [ "$(./config.status --config)" != "$args" ]; then
 	eval ./configure -q "$args"
 fi
 make -s -j"$(nproc)"
-make -s install
+make -s install >/dev/null
 echo "build.sh: rivet installed in $prefix/lib/libfabric" >&2

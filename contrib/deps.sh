@@ -4,7 +4,8 @@
 # the Soft-RoCE VM (contrib/vm/rivet-vm); only missing packages are installed.
 #
 # usage: contrib/deps.sh [--check] [--list] [GROUP...]
-#   GROUP    build, test or vm (default: all three)
+#   GROUP    build, test, vm or pkg (default: build, test and vm; pkg is
+#            what contrib/package.sh needs to build and check the .deb)
 #   --check  only report missing packages (exit 1 if any), install nothing
 #   --list   print the packages of the groups, one a line, and exit
 set -euo pipefail
@@ -19,6 +20,8 @@ test_pkgs=(libfabric-bin ibverbs-utils ibverbs-providers rdma-core
 # VM group holds those too.
 vm_pkgs=(qemu-system-x86 busybox-static kmod cpio xz-utils iproute2
 	ibverbs-utils ibverbs-providers)
+# The Debian package (contrib/package.sh): dpkg-buildpackage, dh, lintian.
+pkg_pkgs=(dpkg-dev debhelper devscripts lintian fakeroot)
 
 die() {
 	echo "$prog: error: $*" >&2
@@ -35,7 +38,7 @@ for arg in "$@"; do
 	case $arg in
 	--check) check_only=1 ;;
 	--list) list_only=1 ;;
-	build | test | vm) groups+=("$arg") ;;
+	build | test | vm | pkg) groups+=("$arg") ;;
 	all) groups+=(build test vm) ;;
 	-h | --help) usage ;;
 	*) echo "$prog: unknown argument '$arg'" >&2; usage ;;
@@ -49,6 +52,7 @@ for g in "${groups[@]}"; do
 	build) wanted+=("${build_pkgs[@]}") ;;
 	test) wanted+=("${test_pkgs[@]}") ;;
 	vm) wanted+=("${vm_pkgs[@]}") ;;
+	pkg) wanted+=("${pkg_pkgs[@]}") ;;
 	esac
 done
 # de-duplicate, keeping the order

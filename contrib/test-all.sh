@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The whole test suite: build with -Werror, host unit tests (Criterion),
-# then the integration tests inside the Soft-RoCE VM.
+# the Debian package (dpkg-buildpackage, lintian), then the integration
+# tests inside one boot of the Soft-RoCE VM: MSG, RDM and MPI, and the
+# package installed there without FI_PROVIDER_PATH. Exits non-zero when
+# any part fails.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -9,8 +12,13 @@ cd "$top"
 echo "== host unit tests (make check)"
 make -s check || { cat prov/rivet/test/*.log 2>/dev/null; exit 1; }
 cat prov/rivet/test/test_unit.log 2>/dev/null | tail -3 || true
-echo "== integration tests in the Soft-RoCE VM (MSG, then RDM and MPI)"
+echo "== Debian package (contrib/package.sh: dpkg-buildpackage, lintian)"
+deb=$("$top/contrib/package.sh" | tail -n 1)
+[ -f "$deb" ] || { echo "test-all.sh: no package built" >&2; exit 1; }
+echo "== integration tests in the Soft-RoCE VM (MSG, then RDM and MPI, then the package)"
 contrib/vm/rivet-vm -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
 	-- bash -c 'bash fabtests/run_msg_tests.sh rivet; m=$?
 		bash fabtests/run_rdm_tests.sh rivet; r=$?
-		exit $((m | r))'
+		echo "== package $1 (contrib/package-guest.sh)"
+		bash contrib/package-guest.sh "$1"; p=$?
+		exit $((m | r | p))' package-test "$deb"

@@ -271,6 +271,26 @@ static ssize_t cm_connect_fail(struct ft_conn *conn, const void *pd,
 	return ret;
 }
 
+/* fi_eq_strerror must name the rdma_cm event behind an error entry, not
+ * read its status as an errno (REJECTED's reason 8 once printed as
+ * "Exec format error"). */
+static void cm_check_errstr(struct ft_conn *conn,
+			    const struct fi_eq_err_entry *err,
+			    const char *name)
+{
+	char buf[256];
+	const char *s, *misread = strerror(err->prov_errno & 0xffff);
+
+	s = fi_eq_strerror(conn->eq, err->prov_errno, err->err_data, buf,
+			   sizeof(buf));
+	if (s)
+		ft_info("%s: prov_errno %d: %s", name, err->prov_errno, s);
+	ft_check(s && strstr(s, "RDMA_CM_EVENT_") && !strstr(s, misread),
+		 name, "fi_eq_strerror(prov_errno %d) gives \"%s\": want "
+		 "the rdma_cm event and its status decoded", err->prov_errno,
+		 s ? s : "(null)");
+}
+
 static void cm_client_reject(void)
 {
 	uint8_t pd[CM_MAX_DATA], rej[FT_CM_BUF_SIZE];
@@ -295,6 +315,7 @@ static void cm_client_reject(void)
 		goto out;
 	cm_check_data("cm_reject_data", rej, err.err_data_size,
 		      g_cm_size - 2, CM_REJECT_SEED);
+	cm_check_errstr(&conn, &err, "cm_reject_strerror");
 out:
 	ft_conn_close(&conn);
 }
@@ -320,9 +341,11 @@ static void cm_client_no_listener(void)
 	ft_check(ret == -FI_EAVAIL && err.err, "cm_connect_no_listener",
 		 "want an error entry within %d ms: ret %zd (%s)",
 		 ft_opts.timeout_ms, ret, fi_strerror((int)-ret));
-	if (ret == -FI_EAVAIL)
+	if (ret == -FI_EAVAIL) {
 		ft_info("no listener: err %d (%s)", err.err,
 			fi_strerror(err.err));
+		cm_check_errstr(&conn, &err, "cm_no_listener_strerror");
+	}
 out:
 	ft_conn_close(&conn);
 }

@@ -15,7 +15,9 @@ say() { echo "rivet-vm(guest): $*" >/dev/console; }
 poweroff_now() {
 	sync
 	echo o >/proc/sysrq-trigger
-	sleep 60
+	# the root (9p) may be gone by now: no "Input/output error" from
+	# loading sleep on the console
+	sleep 60 2>/dev/null
 }
 
 finish() {

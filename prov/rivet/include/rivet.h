@@ -805,4 +805,12 @@ int rivet_cm_data_pack(const void *param, size_t len, uint8_t *out,
 int rivet_cm_data_unpack(const void *in, size_t in_len, const void **data_p,
 			 size_t *len_p);
 
+/* ---- prov_errno of EQ error entries (rivet_cm_err.c, unit tested) ----
+ * 0: none; 1..0xffff: the errno of a failed librdmacm call; above: an
+ * rdma_cm event and its status, (event + 1) << 16 | (u16)status.
+ * rivet_cm_err_str writes its text into buf and returns buf. */
+int rivet_cm_err_pack(int event, int status);
+bool rivet_cm_err_unpack(int prov_errno, int *event_p, int *status_p);
+const char *rivet_cm_err_str(int prov_errno, char *buf, size_t len);
+
 #endif /* RIVET_H */

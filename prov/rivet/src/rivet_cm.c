@@ -362,7 +362,9 @@ static void rivet_cm_error(struct rivet_ep *ep, struct rdma_cm_event *cm)
 	RIVET_INFO(EP_CTRL, "%s (status %d)\n", rdma_event_str(cm->event),
 		   cm->status);
 	ep->state = RIVET_EP_ERROR;
-	rivet_ep_push_event(ep, FI_CONNECTED, err, cm->status, data, len);
+	rivet_ep_push_event(ep, FI_CONNECTED, err,
+			    rivet_cm_err_pack(cm->event, cm->status), data,
+			    len);
 }
 
 static void rivet_cm_disconnected(struct rivet_ep *ep)

@@ -238,18 +238,17 @@ static ssize_t rivet_eq_write(struct fid_eq *eq_fid, uint32_t event,
 	return (ssize_t)len;
 }
 
+/* prov_errno is an rdma_cm event with its status, or an errno: see
+ * rivet_cm_err.c. */
 static const char *rivet_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
 				     const void *err_data, char *buf,
 				     size_t len)
 {
-	const char *str = prov_errno ? strerror(abs(prov_errno)) :
-				       "no provider error";
+	static __thread char tls_buf[160];
 
-	if (buf && len) {
-		snprintf(buf, len, "%s (%d)", str, prov_errno);
-		return buf;
-	}
-	return str;
+	if (buf && len)
+		return rivet_cm_err_str(prov_errno, buf, len);
+	return rivet_cm_err_str(prov_errno, tls_buf, sizeof(tls_buf));
 }
 
 /* ---- blocking ---- */
