@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tag matching engine (rivet_match.c): posted receives and unexpected
+ * messages of one queue pair (FI_TAGGED or FI_MSG), matched in MPI's order
+ * at a cost that does not grow with the depth of either queue.  Pure C: no
+ * verbs; the RDM endpoint embeds the entries in its own receives and
+ * messages.  docs/matching.md describes the design.
+ *
+ * A receive's "shape" is its ignore mask and whether it takes any source
+ * (addr FI_ADDR_UNSPEC).  Entries are hashed into FIFO buckets keyed by
+ * (shape, source or any, tag & ~ignore): every entry of a bucket matches
+ * the same messages, so a bucket's head is its oldest match.
+ * - Posted side: a receive goes to the bucket of its own shape (at most
+ *   RIVET_MATCH_SHAPES shapes at a time; the rest wait on a "wild" list
+ *   in posting order).  An arriving message probes one bucket per shape
+ *   in use and walks the wild list; the smallest sequence number wins.
+ * - Unexpected side: a message is filed under every shape that receives
+ *   have searched with (RIVET_MATCH_SHAPES at most, the least recently
+ *   used one dropped for a new one, whose index is then built by one walk
+ *   of the queue).  A receive probes the one bucket of its shape.
+ * The engine does no locking; nothing here allocates per message once the
+ * buckets for the keys in use exist (empty buckets are kept for reuse).
+ */
+#ifndef RIVET_MATCH_H
+#define RIVET_MATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+
+#define RIVET_MATCH_SHAPES 8
+
+struct rivet_match_bucket;
+
+struct rivet_match_link {
+	struct rivet_match_link *next, *prev;	/* utlist DL, in a bucket */
+	struct rivet_match_bucket *bucket;	/* NULL: the wild list */
+};
+
+/* A posted receive (embedded in the caller's). */
+struct rivet_match_recv {
+	struct rivet_match_link link;
+	uint64_t seq;			/* posting order */
+	fi_addr_t addr;			/* FI_ADDR_UNSPEC: any source */
+	uint64_t tag, ignore;
+	int shape;			/* slot of engine->posted, -1: wild */
+};
+
+/* An unexpected message (embedded in the caller's). */
+struct rivet_match_msg {
+	struct rivet_match_msg *next, *prev;	/* arrival order, or claimed */
+	fi_addr_t src;
+	uint64_t tag;
+	bool claimed;			/* FI_CLAIM: off every index */
+	struct rivet_match_link links[RIVET_MATCH_SHAPES]; /* by unexp slot */
+};
+
+struct rivet_match_shape {
+	uint64_t ignore;
+	bool any;			/* any source */
+	bool used;			/* unexpected side: slot indexed */
+	size_t count;			/* posted side: receives in it */
+	uint64_t stamp;			/* unexpected side: last search */
+	struct rivet_match_bucket *last;	/* the bucket used last */
+};
+
+struct rivet_match_side {
+	struct rivet_match_bucket *table;	/* uthash, every bucket */
+	struct rivet_match_shape shapes[RIVET_MATCH_SHAPES];
+	unsigned int nslots;		/* slots below it may be in use */
+	size_t nbuckets, nfull;		/* buckets, and of them non-empty */
+};
+
+struct rivet_match {
+	struct rivet_match_side posted, unexp;
+	struct rivet_match_link *wild;	/* posted beyond the shapes */
+	struct rivet_match_msg *msgs;	/* unclaimed, in arrival order */
+	struct rivet_match_msg *claimed;
+	uint64_t seq, clock;
+	size_t nposted, nmsgs;
+};
+
+void rivet_match_construct(struct rivet_match *m);
+/* Frees the engine's buckets; the entries still in it are the caller's. */
+void rivet_match_destruct(struct rivet_match *m);
+
+/* Receives.  Insert never fails (without memory a receive waits on the
+ * wild list).  Find: the oldest posted receive that a message from src
+ * (FI_ADDR_NOTAVAIL: unknown) with tag matches, or NULL; it stays posted
+ * until removed. */
+void rivet_match_recv_insert(struct rivet_match *m, struct rivet_match_recv *r,
+			     fi_addr_t addr, uint64_t tag, uint64_t ignore);
+void rivet_match_recv_remove(struct rivet_match *m,
+			     struct rivet_match_recv *r);
+struct rivet_match_recv *rivet_match_recv_find(struct rivet_match *m,
+					       fi_addr_t src, uint64_t tag);
+/* The oldest posted receive for which pred is true, or NULL (a walk of
+ * every receive: for fi_cancel and close). */
+struct rivet_match_recv *
+rivet_match_recv_search(struct rivet_match *m,
+			bool (*pred)(const struct rivet_match_recv *, void *),
+			void *arg);
+
+/* Unexpected messages.  Find: the oldest unclaimed message that a receive
+ * for addr (FI_ADDR_UNSPEC: any), tag and ignore matches, or NULL. */
+void rivet_match_msg_insert(struct rivet_match *m, struct rivet_match_msg *u,
+			    fi_addr_t src, uint64_t tag);
+/* Takes a message out, claimed or not. */
+void rivet_match_msg_remove(struct rivet_match *m, struct rivet_match_msg *u);
+struct rivet_match_msg *rivet_match_msg_find(struct rivet_match *m,
+					     fi_addr_t addr, uint64_t tag,
+					     uint64_t ignore);
+/* FI_CLAIM: later finds skip u; it stays the engine's until removed. */
+void rivet_match_msg_claim(struct rivet_match *m, struct rivet_match_msg *u);
+/* Any message still held (unclaimed first), or NULL: for close. */
+struct rivet_match_msg *rivet_match_msg_any(struct rivet_match *m);
+
+static inline bool rivet_match_tag(uint64_t want, uint64_t ignore,
+				   uint64_t tag)
+{
+	return ((want ^ tag) & ~ignore) == 0;
+}
+
+#endif /* RIVET_MATCH_H */
