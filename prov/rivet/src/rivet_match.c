@@ -49,12 +49,15 @@ struct rivet_match_bucket {
 	struct rivet_match_key key;
 	struct rivet_match_link *head;	/* utlist DL, oldest first */
 	bool oom;
+	bool idle;			/* empty, on side->idle */
+	struct rivet_match_bucket *inext, *iprev;	/* side->idle */
 	UT_hash_handle hh;
 };
 
-/* Empty buckets stay in the table for the next entry with their key
- * (a ping-pong reuses one); beyond this many more than the non-empty
- * ones, they are swept out when a bucket is made. */
+/* Empty buckets stay in the table, for the next entry with their key (a
+ * ping-pong with one tag reuses one), on an idle list oldest first; once
+ * there are this many, a new key takes over the oldest one instead of a
+ * malloc (a tag per message costs a rekey, not an allocation). */
 #define RIVET_MATCH_SPARE 64
 
 static void rivet_match_key_make(struct rivet_match_key *k,
@@ -67,35 +70,51 @@ static void rivet_match_key_make(struct rivet_match_key *k,
 	k->tag = tag & ~s->ignore;
 }
 
-static struct rivet_match_bucket *
-rivet_match_bucket_lookup(struct rivet_match_side *side,
-			  struct rivet_match_shape *s,
-			  const struct rivet_match_key *k)
+/* The bucket of k or NULL; *hashv_p is k's hash when it was computed
+ * (s->last, the shape's bucket used last, is tried first). */
+static inline struct rivet_match_bucket *
+rivet_match_bucket_find(struct rivet_match_side *side,
+			struct rivet_match_shape *s,
+			const struct rivet_match_key *k, unsigned int *hashv_p)
 {
 	struct rivet_match_bucket *b = s->last;
+	unsigned int hashv;
 
 	if (b && !rivet_match_key_cmp(&b->key, k))
 		return b;
-	HASH_FIND(hh, side->table, k, sizeof(*k), b);
+	hashv = rivet_match_hash(k);
+	*hashv_p = hashv;
+	HASH_FIND_BYHASHVALUE(hh, side->table, k, sizeof(*k), hashv, b);
 	if (b)
 		s->last = b;
 	return b;
 }
 
-static void rivet_match_side_sweep(struct rivet_match_side *side)
+static struct rivet_match_bucket *
+rivet_match_bucket_lookup(struct rivet_match_side *side,
+			  struct rivet_match_shape *s,
+			  const struct rivet_match_key *k)
 {
-	struct rivet_match_bucket *b, *tmp;
-	unsigned int i;
+	unsigned int hashv;
 
-	HASH_ITER(hh, side->table, b, tmp) {
-		if (b->head)
-			continue;
-		HASH_DEL(side->table, b);
-		free(b);
-		side->nbuckets--;
-	}
-	for (i = 0; i < RIVET_MATCH_SHAPES; i++)
-		side->shapes[i].last = NULL;
+	return rivet_match_bucket_find(side, s, k, &hashv);
+}
+
+/* A bucket to (re)key: the oldest idle one once there are enough. */
+static struct rivet_match_bucket *
+rivet_match_bucket_alloc(struct rivet_match_side *side)
+{
+	struct rivet_match_bucket *b = side->idle;
+
+	if (side->nidle < RIVET_MATCH_SPARE)
+		return calloc(1, sizeof(*b));
+	DL_DELETE2(side->idle, b, iprev, inext);
+	side->nidle--;
+	b->idle = false;
+	/* other shapes' s->last may point here: they check the key */
+	HASH_DELETE(hh, side->table, b);
+	side->nbuckets--;
+	return b;
 }
 
 /* The bucket of k, made when missing; NULL without memory. */
@@ -104,19 +123,18 @@ rivet_match_bucket_get(struct rivet_match_side *side,
 		       struct rivet_match_shape *s,
 		       const struct rivet_match_key *k)
 {
-	struct rivet_match_bucket *b = rivet_match_bucket_lookup(side, s, k);
+	unsigned int hashv = 0;
+	struct rivet_match_bucket *b;
 
+	b = rivet_match_bucket_find(side, s, k, &hashv);
 	if (b)
 		return b;
-	if (side->nbuckets >= 2 * side->nfull + RIVET_MATCH_SPARE)
-		rivet_match_side_sweep(side);
-	b = malloc(sizeof(*b));
+	b = rivet_match_bucket_alloc(side);
 	if (!b)
 		return NULL;
 	b->key = *k;
-	b->head = NULL;
 	b->oom = false;
-	HASH_ADD(hh, side->table, key, sizeof(b->key), b);
+	HASH_ADD_BYHASHVALUE(hh, side->table, key, sizeof(b->key), hashv, b);
 	if (b->oom) {
 		free(b);
 		return NULL;
@@ -130,8 +148,11 @@ static void rivet_match_link_add(struct rivet_match_side *side,
 				 struct rivet_match_bucket *b,
 				 struct rivet_match_link *l)
 {
-	if (!b->head)
-		side->nfull++;
+	if (b->idle) {
+		DL_DELETE2(side->idle, b, iprev, inext);
+		side->nidle--;
+		b->idle = false;
+	}
 	l->bucket = b;
 	DL_APPEND(b->head, l);
 }
@@ -142,8 +163,11 @@ static void rivet_match_link_del(struct rivet_match_side *side,
 	struct rivet_match_bucket *b = l->bucket;
 
 	DL_DELETE(b->head, l);
-	if (!b->head)
-		side->nfull--;
+	if (!b->head) {
+		DL_APPEND2(side->idle, b, iprev, inext);
+		side->nidle++;
+		b->idle = true;
+	}
 }
 
 static void rivet_match_side_destruct(struct rivet_match_side *side)
@@ -160,6 +184,7 @@ static void rivet_match_side_destruct(struct rivet_match_side *side)
 void rivet_match_construct(struct rivet_match *m)
 {
 	memset(m, 0, sizeof(*m));
+	m->list_max = RIVET_MATCH_LIST_MAX;
 }
 
 void rivet_match_destruct(struct rivet_match *m)
@@ -170,11 +195,6 @@ void rivet_match_destruct(struct rivet_match *m)
 }
 
 /* ---- posted receives ---- */
-
-static inline bool rivet_match_addr(fi_addr_t want, fi_addr_t src)
-{
-	return want == FI_ADDR_UNSPEC || want == src;
-}
 
 /* The slot of a shape: its own, or a free one (assigned); -1 if none. */
 static int rivet_match_posted_slot(struct rivet_match *m, uint64_t ignore,
@@ -203,40 +223,61 @@ static int rivet_match_posted_slot(struct rivet_match *m, uint64_t ignore,
 	return spare;
 }
 
-void rivet_match_recv_insert(struct rivet_match *m, struct rivet_match_recv *r,
-			     fi_addr_t addr, uint64_t tag, uint64_t ignore)
+/* Files r in the bucket of its shape; false (r untouched) when it has
+ * to stay on the wild list: no slot, or no memory. */
+static bool rivet_match_recv_index(struct rivet_match *m,
+				   struct rivet_match_recv *r)
 {
-	struct rivet_match_bucket *b = NULL;
+	struct rivet_match_bucket *b;
 	struct rivet_match_shape *s;
 	struct rivet_match_key k;
 	int slot;
 
-	r->seq = m->seq++;
-	r->addr = addr;
-	r->tag = tag;
-	r->ignore = ignore;
-	slot = rivet_match_posted_slot(m, ignore, addr == FI_ADDR_UNSPEC);
-	if (slot >= 0) {
-		s = &m->posted.shapes[slot];
-		rivet_match_key_make(&k, s, addr, tag);
-		b = rivet_match_bucket_get(&m->posted, s, &k);
-	}
-	m->nposted++;
-	if (!b) {
-		r->shape = -1;
-		r->link.bucket = NULL;
-		DL_APPEND(m->wild, &r->link);
-		return;
-	}
+	slot = rivet_match_posted_slot(m, r->ignore,
+				       r->addr == FI_ADDR_UNSPEC);
+	if (slot < 0)
+		return false;
+	s = &m->posted.shapes[slot];
+	rivet_match_key_make(&k, s, r->addr, r->tag);
+	b = rivet_match_bucket_get(&m->posted, s, &k);
+	if (!b)
+		return false;
 	r->shape = slot;
 	s->count++;
 	rivet_match_link_add(&m->posted, b, &r->link);
+	return true;
 }
 
-void rivet_match_recv_remove(struct rivet_match *m,
-			     struct rivet_match_recv *r)
+/* The queue outgrew list_max: file what it holds, oldest first (what
+ * finds no slot stays on the wild list, in order). */
+static void rivet_match_posted_index(struct rivet_match *m)
 {
-	m->nposted--;
+	struct rivet_match_link *old = m->wild, *l, *tmp;
+
+	m->posted_indexed = true;
+	m->wild = NULL;
+	DL_FOREACH_SAFE(old, l, tmp) {
+		DL_DELETE(old, l);
+		if (!rivet_match_recv_index(m, (struct rivet_match_recv *)l))
+			DL_APPEND(m->wild, l);
+	}
+}
+
+/* Called for every insert once list_max are queued. */
+void rivet_match_recv_insert_indexed(struct rivet_match *m,
+				     struct rivet_match_recv *r)
+{
+	if (++m->nposted > m->list_max && !m->posted_indexed)
+		rivet_match_posted_index(m);
+	if (!m->posted_indexed || !rivet_match_recv_index(m, r))
+		DL_APPEND(m->wild, &r->link);
+}
+
+void rivet_match_recv_remove_indexed(struct rivet_match *m,
+				     struct rivet_match_recv *r)
+{
+	if (!--m->nposted)
+		m->posted_indexed = false;	/* a list again */
 	if (r->shape < 0) {
 		DL_DELETE(m->wild, &r->link);
 		return;
@@ -264,8 +305,9 @@ rivet_match_wild_find(struct rivet_match *m, struct rivet_match_recv *best,
 	return best;
 }
 
-struct rivet_match_recv *rivet_match_recv_find(struct rivet_match *m,
-					       fi_addr_t src, uint64_t tag)
+struct rivet_match_recv *rivet_match_recv_find_indexed(struct rivet_match *m,
+						       fi_addr_t src,
+						       uint64_t tag)
 {
 	struct rivet_match_side *side = &m->posted;
 	struct rivet_match_recv *best = NULL, *r;
@@ -417,14 +459,11 @@ static int rivet_match_unexp_slot(struct rivet_match *m, uint64_t ignore,
 	return rivet_match_unexp_build(m, pick, ignore, any) ? pick : -1;
 }
 
-void rivet_match_msg_insert(struct rivet_match *m, struct rivet_match_msg *u,
-			    fi_addr_t src, uint64_t tag)
+void rivet_match_msg_insert_indexed(struct rivet_match *m,
+				    struct rivet_match_msg *u)
 {
 	unsigned int i;
 
-	u->src = src;
-	u->tag = tag;
-	u->claimed = false;
 	for (i = 0; i < m->unexp.nslots; i++)
 		if (m->unexp.shapes[i].used && !rivet_match_msg_index(m, u, i))
 			rivet_match_unexp_drop(m, i, NULL);
@@ -441,10 +480,16 @@ static void rivet_match_msg_unlink(struct rivet_match *m,
 		if (m->unexp.shapes[i].used)
 			rivet_match_link_del(&m->unexp, &u->links[i]);
 	DL_DELETE(m->msgs, u);
-	m->nmsgs--;
+	if (!--m->nmsgs && m->unexp_indexed) {	/* a list again */
+		m->unexp_indexed = false;
+		for (i = 0; i < m->unexp.nslots; i++)
+			m->unexp.shapes[i].used = false;
+		m->unexp.nslots = 0;
+	}
 }
 
-void rivet_match_msg_remove(struct rivet_match *m, struct rivet_match_msg *u)
+void rivet_match_msg_remove_indexed(struct rivet_match *m,
+				    struct rivet_match_msg *u)
 {
 	if (u->claimed)
 		DL_DELETE(m->claimed, u);
@@ -464,7 +509,7 @@ struct rivet_match_msg *rivet_match_msg_any(struct rivet_match *m)
 	return m->msgs ? m->msgs : m->claimed;
 }
 
-/* Without memory for an index: the queue in arrival order. */
+/* A short queue, or no memory for an index: the queue in arrival order. */
 static struct rivet_match_msg *rivet_match_msg_walk(struct rivet_match *m,
 						    fi_addr_t addr,
 						    uint64_t tag,
@@ -479,9 +524,10 @@ static struct rivet_match_msg *rivet_match_msg_walk(struct rivet_match *m,
 	return NULL;
 }
 
-struct rivet_match_msg *rivet_match_msg_find(struct rivet_match *m,
-					     fi_addr_t addr, uint64_t tag,
-					     uint64_t ignore)
+struct rivet_match_msg *rivet_match_msg_find_indexed(struct rivet_match *m,
+						     fi_addr_t addr,
+						     uint64_t tag,
+						     uint64_t ignore)
 {
 	struct rivet_match_bucket *b;
 	struct rivet_match_shape *s;
@@ -490,6 +536,11 @@ struct rivet_match_msg *rivet_match_msg_find(struct rivet_match *m,
 
 	if (!m->nmsgs)
 		return NULL;
+	if (!m->unexp_indexed) {
+		if (m->nmsgs <= m->list_max)
+			return rivet_match_msg_walk(m, addr, tag, ignore);
+		m->unexp_indexed = true;	/* slots are built on demand */
+	}
 	slot = rivet_match_unexp_slot(m, ignore, addr == FI_ADDR_UNSPEC);
 	if (slot < 0)
 		return rivet_match_msg_walk(m, addr, tag, ignore);

@@ -12,6 +12,20 @@
 #define ANY FI_ADDR_UNSPEC
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Each test runs twice: indexed from the first entry, and as rivet does
+ * (short queues as lists). */
+#define MATCH_TEST(name)						\
+	static void name(size_t lm);					\
+	Test(match, name##_indexed) { name(0); }			\
+	Test(match, name##_lists) { name(RIVET_MATCH_LIST_MAX); }	\
+	static void name(size_t lm)
+
+static void construct(struct rivet_match *m, size_t lm)
+{
+	rivet_match_construct(m);
+	m->list_max = lm;
+}
+
 struct test_recv {
 	struct rivet_match_recv me;
 	int id;
@@ -105,11 +119,11 @@ static void drain(struct rivet_match *m)
 	rivet_match_destruct(m);
 }
 
-Test(match, wildcard_before_specific_wins)
+MATCH_TEST(wildcard_before_specific_wins)
 {
 	struct rivet_match m;
 
-	rivet_match_construct(&m);
+	construct(&m, lm);
 	post(&m, 1, ANY, 0, ~0ULL);		/* any source, any tag */
 	post(&m, 2, 3, 7, 0);
 	cr_assert_eq(take_recv(&m, 3, 7), 1);
@@ -118,11 +132,11 @@ Test(match, wildcard_before_specific_wins)
 	drain(&m);
 }
 
-Test(match, specific_before_wildcard_wins)
+MATCH_TEST(specific_before_wildcard_wins)
 {
 	struct rivet_match m;
 
-	rivet_match_construct(&m);
+	construct(&m, lm);
 	post(&m, 1, 3, 7, 0);
 	post(&m, 2, ANY, 0, ~0ULL);
 	post(&m, 3, ANY, 7, 0);			/* any source, tag 7 */
@@ -133,11 +147,11 @@ Test(match, specific_before_wildcard_wins)
 	drain(&m);
 }
 
-Test(match, ignore_masks)
+MATCH_TEST(ignore_masks)
 {
 	struct rivet_match m;
 
-	rivet_match_construct(&m);
+	construct(&m, lm);
 	post(&m, 1, ANY, 0x1200, 0x00ff);	/* 0x12xx */
 	post(&m, 2, ANY, 0x1234, 0x1000);	/* 0x[01]234 */
 	post(&m, 3, ANY, 0x1234, 0);
@@ -149,11 +163,11 @@ Test(match, ignore_masks)
 	drain(&m);
 }
 
-Test(match, directed_and_unknown_source)
+MATCH_TEST(directed_and_unknown_source)
 {
 	struct rivet_match m;
 
-	rivet_match_construct(&m);
+	construct(&m, lm);
 	post(&m, 1, 5, 1, 0);
 	post(&m, 2, ANY, 1, 0);
 	/* a peer not in the AV (FI_ADDR_NOTAVAIL) is no directed match */
@@ -169,11 +183,11 @@ Test(match, directed_and_unknown_source)
 	drain(&m);
 }
 
-Test(match, unexpected_oldest_under_wildcards)
+MATCH_TEST(unexpected_oldest_under_wildcards)
 {
 	struct rivet_match m;
 
-	rivet_match_construct(&m);
+	construct(&m, lm);
 	arrive(&m, 1, 2, 0x10);
 	arrive(&m, 2, 1, 0x11);
 	arrive(&m, 3, 1, 0x10);
@@ -189,12 +203,12 @@ Test(match, unexpected_oldest_under_wildcards)
 	drain(&m);
 }
 
-Test(match, peek_claim_discard)
+MATCH_TEST(peek_claim_discard)
 {
 	struct rivet_match m;
 	struct rivet_match_msg *u;
 
-	rivet_match_construct(&m);
+	construct(&m, lm);
 	arrive(&m, 1, 1, 9);
 	arrive(&m, 2, 1, 9);
 	/* peek: found, stays */
@@ -225,13 +239,13 @@ static bool by_id(const struct rivet_match_recv *r, void *arg)
 	return !arg || ((const struct test_recv *)r)->id == *(int *)arg;
 }
 
-Test(match, cancel)
+MATCH_TEST(cancel)
 {
 	struct rivet_match m;
 	struct rivet_match_recv *r;
 	int id = 2;
 
-	rivet_match_construct(&m);
+	construct(&m, lm);
 	post(&m, 1, ANY, 4, 0);
 	post(&m, 2, ANY, 4, 0);
 	post(&m, 3, ANY, 0, ~0ULL);
@@ -247,12 +261,12 @@ Test(match, cancel)
 	drain(&m);
 }
 
-Test(match, multi_recv_stays_posted)
+MATCH_TEST(multi_recv_stays_posted)
 {
 	struct rivet_match m;
 	struct rivet_match_recv *r;
 
-	rivet_match_construct(&m);
+	construct(&m, lm);
 	post(&m, 1, ANY, 0, ~0ULL);	/* an FI_MULTI_RECV buffer */
 	post(&m, 2, ANY, 0, ~0ULL);
 	r = rivet_match_recv_find(&m, 1, 0);
@@ -265,12 +279,12 @@ Test(match, multi_recv_stays_posted)
 }
 
 /* More shapes than slots: the rest wait on the wild list, in order. */
-Test(match, more_shapes_than_slots)
+MATCH_TEST(more_shapes_than_slots)
 {
 	struct rivet_match m;
 	int i;
 
-	rivet_match_construct(&m);
+	construct(&m, lm);
 	for (i = 0; i < 3 * RIVET_MATCH_SHAPES; i++)
 		post(&m, i, ANY, 0, 1ULL << i);
 	for (i = 0; i < 3 * RIVET_MATCH_SHAPES; i++)
@@ -292,12 +306,12 @@ Test(match, more_shapes_than_slots)
 }
 
 /* Many distinct keys come and go: empty buckets are swept, not kept. */
-Test(match, buckets_swept)
+MATCH_TEST(buckets_swept)
 {
 	struct rivet_match m;
 	int i;
 
-	rivet_match_construct(&m);
+	construct(&m, lm);
 	for (i = 0; i < 10000; i++) {
 		post(&m, i, 1, (uint64_t)i, 0);
 		cr_assert_eq(take_recv(&m, 1, (uint64_t)i), i);
@@ -317,6 +331,8 @@ struct model {
 	struct test_recv *recvs[MODEL_MAX];	/* posting order */
 	struct test_msg *msgs[MODEL_MAX];	/* arrival order */
 	int nrecvs, nmsgs;
+	bool short_queues;	/* more takes than adds */
+	int indexed_steps;	/* steps that found a side indexed */
 };
 
 static int model_recv(struct model *md, fi_addr_t src, uint64_t tag)
@@ -366,12 +382,16 @@ static fi_addr_t rnd_addr(bool any_ok)
 static void model_step(struct rivet_match *m, struct model *md, int id)
 {
 	int op = rand() % 100, i;
+
+	if (md->short_queues && op < 30)
+		op += 60;
 	uint64_t tag = (uint64_t)(rand() % 32);
 	uint64_t ign = g_ignores[rand() % COUNT_OF(g_ignores)];
 	fi_addr_t a = rnd_addr(true);
 	struct rivet_match_recv *r;
 	struct rivet_match_msg *u;
 
+	md->indexed_steps += m->posted_indexed || m->unexp_indexed;
 	if (op < 30 && md->nrecvs < MODEL_MAX) {
 		md->recvs[md->nrecvs++] = post(m, id, a, tag, ign);
 	} else if (op < 60 && md->nmsgs < MODEL_MAX) {
@@ -420,12 +440,16 @@ Test(match, random_against_list_model)
 	struct rivet_match m;
 	int i, seed;
 
-	for (seed = 1; seed <= 8; seed++) {
+	static const size_t lms[] = { 0, 4, RIVET_MATCH_LIST_MAX };
+
+	for (seed = 1; seed <= 9; seed++) {
 		srand((unsigned int)seed);
 		memset(&md, 0, sizeof(md));
-		rivet_match_construct(&m);
+		md.short_queues = seed > 3;
+		construct(&m, lms[seed % 3]);
 		for (i = 0; i < 20000; i++)
 			model_step(&m, &md, i);
+		cr_assert_gt(md.indexed_steps, 0);
 		cr_assert_eq(m.nposted, (size_t)md.nrecvs);
 		drain(&m);
 	}
