@@ -183,6 +183,11 @@ rivet_match_recv_search(struct rivet_match *m,
 			bool (*pred)(const struct rivet_match_recv *, void *),
 			void *arg);
 
+/* Takes every posted receive out, handing each to fn (for close). */
+void rivet_match_recv_drain(struct rivet_match *m,
+			    void (*fn)(struct rivet_match_recv *, void *),
+			    void *arg);
+
 /* ---- unexpected messages ----
  * Find: the oldest unclaimed message that a receive for addr
  * (FI_ADDR_UNSPEC: any), tag and ignore matches, or NULL. */

@@ -369,6 +369,37 @@ rivet_match_recv_search(struct rivet_match *m,
 	return rivet_match_list_search(m->wild, best, pred, arg);
 }
 
+static void rivet_match_list_drain(struct rivet_match_link **head,
+				   void (*fn)(struct rivet_match_recv *, void *),
+				   void *arg)
+{
+	struct rivet_match_link *l, *tmp;
+
+	DL_FOREACH_SAFE(*head, l, tmp) {
+		DL_DELETE(*head, l);
+		fn((struct rivet_match_recv *)l, arg);
+	}
+}
+
+void rivet_match_recv_drain(struct rivet_match *m,
+			    void (*fn)(struct rivet_match_recv *, void *),
+			    void *arg)
+{
+	struct rivet_match_side *side = &m->posted;
+	struct rivet_match_bucket *b, *tmp;
+	unsigned int i;
+
+	HASH_ITER(hh, side->table, b, tmp)
+		rivet_match_list_drain(&b->head, fn, arg);
+	rivet_match_list_drain(&m->wild, fn, arg);
+	/* every bucket is empty: the side's next use starts over */
+	rivet_match_side_destruct(side);
+	for (i = 0; i < RIVET_MATCH_SHAPES; i++)
+		side->shapes[i].count = 0;
+	m->nposted = 0;
+	m->posted_indexed = false;
+}
+
 /* ---- unexpected messages ---- */
 
 static inline struct rivet_match_msg *

@@ -339,23 +339,18 @@ static void rivet_rdm_ep_release_refs(struct rivet_rdm_ep *ep)
 	atomic_fetch_sub(&ep->domain->refcnt, 1);
 }
 
-static bool rivet_rdm_ep_any_recv(const struct rivet_match_recv *r, void *arg)
+static void rivet_rdm_ep_free_recv(struct rivet_match_recv *r, void *arg)
 {
-	(void)r;
 	(void)arg;
-	return true;
+	free(container_of(r, struct rivet_rx_op, me));
 }
 
 /* Frees the receives and messages still held, then the engine's own. */
 static void rivet_rdm_ep_drain_match(struct rivet_match *m)
 {
-	struct rivet_match_recv *r;
 	struct rivet_match_msg *u;
 
-	while ((r = rivet_match_recv_search(m, rivet_rdm_ep_any_recv, NULL))) {
-		rivet_match_recv_remove(m, r);
-		free(container_of(r, struct rivet_rx_op, me));
-	}
+	rivet_match_recv_drain(m, rivet_rdm_ep_free_recv, NULL);
 	while ((u = rivet_match_msg_any(m))) {
 		rivet_match_msg_remove(m, u);
 		free(container_of(u, struct rivet_unexp, me));

@@ -101,15 +101,24 @@ static int take_msg(struct rivet_match *m, fi_addr_t addr, uint64_t tag,
 	return id;
 }
 
+static void free_recv(struct rivet_match_recv *r, void *arg)
+{
+	(void)arg;
+	free(r);
+}
+
 static void drain(struct rivet_match *m)
 {
 	struct rivet_match_recv *r;
 	struct rivet_match_msg *u;
 
-	while ((r = rivet_match_recv_search(m, any_recv, NULL))) {
+	/* one by one, as fi_cancel would, then the rest at once */
+	if ((r = rivet_match_recv_search(m, any_recv, NULL))) {
 		rivet_match_recv_remove(m, r);
 		free(r);
 	}
+	rivet_match_recv_drain(m, free_recv, NULL);
+	cr_assert_null(rivet_match_recv_search(m, any_recv, NULL));
 	while ((u = rivet_match_msg_any(m))) {
 		rivet_match_msg_remove(m, u);
 		free(u);
