@@ -77,7 +77,7 @@ struct rivet_match_side {
 	struct rivet_match_bucket *table;	/* uthash, every bucket */
 	struct rivet_match_shape shapes[RIVET_MATCH_SHAPES];
 	unsigned int nslots;		/* slots below it may be in use */
-	struct rivet_match_bucket *idle;	/* empty buckets, oldest first */
+	struct rivet_match_bucket *idle;	/* empty ones, oldest first */
 	size_t nbuckets, nidle;
 };
 

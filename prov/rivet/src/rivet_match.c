@@ -369,9 +369,9 @@ rivet_match_recv_search(struct rivet_match *m,
 	return rivet_match_list_search(m->wild, best, pred, arg);
 }
 
-static void rivet_match_list_drain(struct rivet_match_link **head,
-				   void (*fn)(struct rivet_match_recv *, void *),
-				   void *arg)
+static void
+rivet_match_list_drain(struct rivet_match_link **head,
+		       void (*fn)(struct rivet_match_recv *, void *), void *arg)
 {
 	struct rivet_match_link *l, *tmp;
 
