@@ -315,6 +315,7 @@ rate_n=$((iters * 10))
 provs=(rivet "rivet;ofi_rxm" tcp)
 declare -A rl=() rm=() rmt=() rr=() rb=() ml=([rivet]='' [tcp]='')
 ny_m='' ny_mt='' ny_r=''	# rivet-noyield
+deep_m=''	# rivet, 10 000 unrelated receives posted on both sides
 for p in "${provs[@]}"; do
 	rl[$p]='' rm[$p]='' rmt[$p]='' rr[$p]='' rb[$p]=''
 done
@@ -342,6 +343,7 @@ for _ in 1 2 3; do
 	done
 	best min ny_m rdm rivet-noyield lat_us -l -m -S 8 -I "$iters"
 	best min ny_mt rdm_log rivet-noyield lat_us lat_typical_us
+	best min deep_m rdm rivet lat_us -l -m -S 8 -I "$iters" -D 10000
 done
 declare -A ic=()
 for p in "${provs[@]}"; do
@@ -367,6 +369,8 @@ rdm_rows=(
 		"$lat_raw_t" "${rmt[tcp]:-}" "${rmt[rivet;ofi_rxm]:-}" "${rmt[rivet]:-}")"
 	"$(rrow "8 B message rate (msgs/s, $rate_n msgs, 64 in flight; higher is better)" \
 		"$r_rate" "${rr[tcp]:-}" "${rr[rivet;ofi_rxm]:-}" "${rr[rivet]:-}")"
+	"$(rrow "8 B tagged latency, -m, 10 000 unrelated receives posted (-D 10000; usec)" \
+		"$lat_raw" "" "" "$deep_m")"
 	"$(rrow "8 B tagged latency, -m, FI_RIVET_POLL_YIELD=0 (usec, mean)" \
 		"$lat_raw" "" "" "$ny_m")"
 	"$(rrow "8 B tagged latency, -m, FI_RIVET_POLL_YIELD=0, typical" \

@@ -11,9 +11,71 @@
 # ratios, not the values. About 13 minutes on an idle 2-CPU host (20 under
 # load).
 #
+# With --exact: no VM and no timing, only figures that callgrind counts
+# exactly on the host (minutes), one "exact NAME VALUE" line each on
+# stdout; a new figure is one more exact_* function in exact_figures.
+#
 # usage: contrib/bench.sh [ITERATIONS]   (default 1000; 1 MiB runs: 1/5)
+#        contrib/bench.sh --exact
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+
+# ---- --exact: each figure is one exact_* function, run in this order ----
+
+# callgrind_ir TOGGLE CMD...: the instructions callgrind counts inside
+# the functions TOGGLE names (a --toggle-collect pattern) while CMD runs
+callgrind_ir() {
+	local toggle=$1 f
+	shift
+	f=$(mktemp "${TMPDIR:-/tmp}/rivet-exact.XXXXXX")
+	valgrind --tool=callgrind --callgrind-out-file="$f" \
+		--collect-atstart=no --toggle-collect="$toggle" "$@" \
+		>/dev/null 2>"$f.log" ||
+		{ echo "bench: failed: $* (see $f.log)" >&2; return 1; }
+	awk '$1 == "summary:" { print $2 }' "$f"
+	rm -f "$f" "$f.log"
+}
+
+# User-space instructions per match of the tag matching engine alone
+# (contrib/bench-match.c: post a receive, a message takes it), with
+# DEPTH - 1 receives that nothing matches queued before it; a new tag
+# for each message, as fi_rivet_rdm_bw sends.
+exact_match() {
+	local d n=1000 ir
+	for d in 1 100 10000; do
+		ir=$(callgrind_ir 'bm_count_*' contrib/bench-match -q posted \
+			-d "$d" -n "$n") || return 1
+		echo "exact match_instr_depth_$d $((ir / n))"
+	done
+}
+
+# The same for the unexpected queue: DEPTH - 1 messages nobody asks for,
+# then a message arrives and a receive finds it.
+exact_unexp_match() {
+	local d n=1000 ir
+	for d in 1 100 10000; do
+		ir=$(callgrind_ir 'bm_count_*' contrib/bench-match -q unexp \
+			-d "$d" -n "$n") || return 1
+		echo "exact unexp_match_instr_depth_$d $((ir / n))"
+	done
+}
+
+exact_figures=(exact_match exact_unexp_match)
+
+if [ "${1:-}" = --exact ]; then
+	# valgrind is in deps.sh's test group; only the measured programs
+	# are built (the provider is left as installed)
+	"$top/contrib/deps.sh" build test >&2
+	cd "$top"
+	[ -f Makefile ] || "$top/contrib/build.sh" >&2
+	make -s contrib/bench-match >&2
+	rc=0
+	for f in "${exact_figures[@]}"; do
+		"$f" || rc=1
+	done
+	exit "$rc"
+fi
+
 "$top/contrib/build.sh"
 cd "$top"
 exec contrib/vm/rivet-vm -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \

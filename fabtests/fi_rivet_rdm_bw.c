@@ -9,6 +9,9 @@
  * FI_PROGRESS_MANUAL and sleeps USEC before each poll, so that polls find
  * their completion, and reports the polls that found nothing; its only
  * library calls are the rb_lib_* wrappers (callgrind's --toggle-collect).
+ * With -D N, both sides first post N receives that nothing matches (tags
+ * of their own, any source, as the test's own): a deep posted queue, as
+ * MPI codes keep, for the matching engine to see through.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,6 +31,8 @@
 #define RB_MAGIC 0x52524257u		/* "RRBW" */
 #define RB_TAG_DATA 0x100000000ULL	/* | sequence number */
 #define RB_TAG_ACK 0x200000000ULL
+#define RB_TAG_DEEP 0x400000000ULL	/* | index: -D's receives */
+#define RB_MAX_DEEP 1000000
 
 /* Post, retrying -FI_EAGAIN with progress-only CQ reads (FT_RDM_POST's
  * progress would move our completions into the helpers' stash). */
@@ -40,7 +45,7 @@ struct rb_params {
 	uint64_t size;
 	uint64_t iters;
 	uint32_t latency;
-	uint32_t pad;
+	uint32_t deep;
 };
 
 /* The server's answer after the last streamed message. */
@@ -73,6 +78,7 @@ static bool g_latency;
 static bool g_manual;	/* -m: ask for FI_PROGRESS_MANUAL data progress */
 static long g_pause_us = -1;	/* -C USEC; -1: busy polling */
 static uint64_t g_empty_polls;	/* -C: the client's polls that found none */
+static long g_deep;		/* -D N: unmatched receives posted first */
 
 /* ---- options ---------------------------------------------------------- */
 
@@ -96,7 +102,12 @@ static void rb_opt(int op, const char *arg)
 		g_latency = g_manual = true;
 		return;
 	}
-	fprintf(stderr, "fi_rivet_rdm_bw: -W takes 1 to %d, -C 0 to "
+	if (op == 'D' && !*end && end != arg && val >= 0 &&
+	    val <= RB_MAX_DEEP) {
+		g_deep = val;
+		return;
+	}
+	fprintf(stderr, "fi_rivet_rdm_bw: -W takes 1 to %d, -C and -D 0 to "
 		"1000000, not '%s' (try -h)\n", RB_MAX_WINDOW, arg);
 	exit(2);
 }
@@ -107,7 +118,7 @@ static void rb_parse_opts(int argc, char **argv)
 	ft_opts.timeout_ms = FT_RDM_DEADLINE_MS;
 	ft_opts.iters = RB_DEFAULT_ITERS;
 	ft_opts.size = RB_DEFAULT_SIZE;
-	ft_set_extra_opts("W:lmC:",
+	ft_set_extra_opts("W:lmC:D:",
 		" -W N         sends/receives in flight (default 64)\n"
 		" -l           ping-pong latency instead of streaming\n"
 		" -m           ask for FI_PROGRESS_MANUAL data progress\n"
@@ -116,7 +127,9 @@ static void rb_parse_opts(int argc, char **argv)
 		"              poll (prints empty_polls), for valgrind "
 		"--tool=callgrind\n"
 		"              --collect-atstart=no --toggle-collect='rb_lib_*'"
-		"\n",
+		"\n"
+		" -D N         first post N receives that nothing matches "
+		"(both sides)\n",
 		rb_opt);
 	ft_parse_opts(argc, argv, "RDM tagged streaming bandwidth and message "
 		      "rate, or (-l) ping-pong\nlatency; defaults here: -e rdm "
@@ -594,6 +607,7 @@ static void rb_params_init(struct rb_params *p)
 	p->size = g.size;
 	p->iters = ft_opts.iters;
 	p->latency = g_latency;
+	p->deep = (uint32_t)g_deep;
 }
 
 /* Swap names and parameters over the OOB socket; insert the peer. */
@@ -611,10 +625,10 @@ static int rb_exchange(void)
 		return ret;
 	if (memcmp(&mine, &theirs, sizeof(mine))) {
 		fprintf(stderr, "the peer runs -S %" PRIu64 " -I %" PRIu64
-			" -W %u%s, we run -S %zu -I %d -W %zu%s\n",
-			theirs.size, theirs.iters, theirs.window,
+			" -W %u -D %u%s, we run -S %zu -I %d -W %zu -D %ld%s\n",
+			theirs.size, theirs.iters, theirs.window, theirs.deep,
 			theirs.latency ? " -l" : "", g.size, ft_opts.iters,
-			g_window_opt, g_latency ? " -l" : "");
+			g_window_opt, g_deep, g_latency ? " -l" : "");
 		return -FI_EINVAL;
 	}
 	ret = ft_rdm_oob_swap(g.ep.name, g.ep.namelen, name, &len);
@@ -646,6 +660,8 @@ static int rb_setup(void)
 
 	if (hints && g_manual)
 		hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	if (hints && g_deep)	/* room for them and the test's own */
+		hints->rx_attr->size = (size_t)g_deep + RB_MAX_WINDOW + 1;
 	ret = hints ? ft_rdm_fab_open(&g.fab, hints, false) : -FI_ENOMEM;
 	fi_freeinfo(hints);
 	if (ret)
@@ -674,6 +690,23 @@ static int rb_setup(void)
 	return ret;
 }
 
+/* -D: receives no message matches (empty buffers, no context). */
+static int rb_post_deep(void)
+{
+	ssize_t ret;
+	long i;
+
+	for (i = 0; i < g_deep; i++) {
+		ret = RB_POST(fi_trecv(g.ep.ep, NULL, 0, NULL, FI_ADDR_UNSPEC,
+				       RB_TAG_DEEP | (uint64_t)i, 0, NULL));
+		if (ret)
+			return rb_post_err("fi_trecv(-D)", ret);
+	}
+	if (g_deep)
+		ft_info("%ld unmatched receives posted", g_deep);
+	return 0;
+}
+
 static int rb_run(void)
 {
 	uint64_t posted = 0;
@@ -685,6 +718,7 @@ static int rb_run(void)
 	ret = ret ? ret : (ft_is_server() ? ft_oob_accept() :
 			   ft_oob_connect());
 	ret = ret ? ret : rb_exchange();
+	ret = ret ? ret : rb_post_deep();
 	/* receives go up before the client may send */
 	if (!ret && ft_is_server() && g_latency)
 		ret = rb_post_recv(0, 0);

@@ -10,6 +10,7 @@
 
 #include "rivet.h"
 #include "rivet_map.h"
+#include "rivet_match.h"
 #include "rivet_proto.h"
 
 #define RIVET_PROTO_RDM (FI_PROV_SPECIFIC | 0x7277)
@@ -204,7 +205,8 @@ struct rivet_tx_op {
 
 /* A posted receive. */
 struct rivet_rx_op {
-	struct rivet_rx_op *next, *prev;
+	struct rivet_match_recv me;	/* in ep->match_*, while posted */
+	struct rivet_rx_op *next;	/* ep->rx_free */
 	void *context;
 	uint64_t op_flags;
 	uint64_t cq_flags;
@@ -255,14 +257,13 @@ struct rivet_rndv_rx {
 
 /* A message that arrived before its receive. */
 struct rivet_unexp {
-	struct rivet_unexp *next, *prev;
+	struct rivet_match_msg me;	/* in ep->match_*; me.claimed */
 	struct rivet_conn *conn;
 	fi_addr_t src;
 	uint8_t op;
 	uint16_t wflags;
 	uint64_t tag, data;
 	size_t len;
-	bool claimed;
 	struct rivet_wire_rts rts;
 	uint8_t payload[];
 };
@@ -316,9 +317,8 @@ struct rivet_rdm_ep {
 	size_t nconns;
 	struct rivet_conn **tx_conns;	/* by fi_addr_t */
 	size_t ntx_conns;
-	/* matching */
-	struct rivet_rx_op *posted_msg, *posted_tag;
-	struct rivet_unexp *unexp_msg, *unexp_tag;
+	/* matching (rivet_match.h): posted receives, unexpected messages */
+	struct rivet_match match_msg, match_tag;
 };
 
 /* The endpoint's lock, taken only where two threads may meet in it: not
@@ -462,14 +462,11 @@ void rivet_rma_complete(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 void rivet_rma_handle_imm(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 			  const struct ibv_wc *wc);
 
-/* rivet_rdm_match.c (pure) */
-bool rivet_match_tag(uint64_t want, uint64_t ignore, uint64_t tag);
-struct rivet_rx_op *rivet_match_posted(struct rivet_rx_op *head,
-				       fi_addr_t src, uint64_t tag,
-				       bool directed);
-struct rivet_unexp *rivet_match_unexp(struct rivet_unexp *head,
-				      fi_addr_t src, uint64_t tag,
-				      uint64_t ignore, bool directed);
+static inline struct rivet_match *rivet_rdm_match(struct rivet_rdm_ep *ep,
+						  bool tagged)
+{
+	return tagged ? &ep->match_tag : &ep->match_msg;
+}
 
 /* rivet_rdm_thread.c: FI_PROGRESS_AUTO */
 int rivet_rdm_thread_start(struct rivet_rdm_ep *ep);

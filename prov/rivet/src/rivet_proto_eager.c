@@ -84,10 +84,8 @@ void rivet_rx_fill_comp(struct rivet_rx_op *rx, struct rivet_conn *conn,
 void rivet_rx_retire(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
 {
 	if (rx->posted) {
-		if (rx->cq_flags & FI_TAGGED)
-			DL_DELETE(ep->posted_tag, rx);
-		else
-			DL_DELETE(ep->posted_msg, rx);
+		rivet_match_recv_remove(rivet_rdm_match(ep, rx->cq_flags &
+							FI_TAGGED), &rx->me);
 		rx->posted = false;
 	}
 	rx->released = true;
@@ -182,19 +180,21 @@ static void rivet_rx_unexpected(struct rivet_rdm_ep *ep,
 		RIVET_WARN(EP_DATA, "out of memory: message dropped\n");
 		return;
 	}
-	*u = (struct rivet_unexp) {
-		.conn = conn, .src = rivet_conn_src(conn), .op = hdr->op,
-		.wflags = hdr->flags, .tag = hdr->tag, .data = hdr->data,
-		.len = hdr->len,
-	};
+	u->conn = conn;
+	u->src = rivet_conn_src(conn);
+	u->op = hdr->op;
+	u->wflags = hdr->flags;
+	u->tag = hdr->tag;
+	u->data = hdr->data;
+	u->len = hdr->len;
 	if (payload)
 		memcpy(u->payload, payload, plen);
 	if (rts)
 		memcpy(&u->rts, rts, sizeof(u->rts));
 	if (hdr->flags & RIVET_WF_TAGGED)
-		DL_APPEND(ep->unexp_tag, u);
+		rivet_match_msg_insert(&ep->match_tag, &u->me, u->src, u->tag);
 	else
-		DL_APPEND(ep->unexp_msg, u);
+		rivet_match_msg_insert(&ep->match_msg, &u->me, u->src, 0);
 }
 
 static void rivet_rx_arrive(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
@@ -202,13 +202,14 @@ static void rivet_rx_arrive(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 			    const void *payload, const void *rts)
 {
 	bool tagged = hdr->flags & RIVET_WF_TAGGED;
-	bool directed = ep->caps & FI_DIRECTED_RECV;
+	struct rivet_match_recv *r;
 	struct rivet_rx_op *rx;
 
-	rx = rivet_match_posted(tagged ? ep->posted_tag : ep->posted_msg,
-				rivet_conn_src(conn), tagged ? hdr->tag : 0,
-				directed);
-	if (!rx)
+	/* a receive's source is FI_ADDR_UNSPEC without FI_DIRECTED_RECV */
+	r = rivet_match_recv_find(rivet_rdm_match(ep, tagged),
+				  rivet_conn_src(conn), tagged ? hdr->tag : 0);
+	rx = container_of(r, struct rivet_rx_op, me);
+	if (!r)
 		rivet_rx_unexpected(ep, conn, hdr, payload, rts);
 	else if (payload)
 		rivet_rx_deliver_eager(ep, rx, conn, hdr, payload);

@@ -349,23 +349,35 @@ static void rivet_rdm_ep_release_refs(struct rivet_rdm_ep *ep)
 	atomic_fetch_sub(&ep->domain->refcnt, 1);
 }
 
+static void rivet_rdm_ep_free_recv(struct rivet_match_recv *r, void *arg)
+{
+	(void)arg;
+	free(container_of(r, struct rivet_rx_op, me));
+}
+
+/* Frees the receives and messages still held, then the engine's own. */
+static void rivet_rdm_ep_drain_match(struct rivet_match *m)
+{
+	struct rivet_match_msg *u;
+
+	rivet_match_recv_drain(m, rivet_rdm_ep_free_recv, NULL);
+	while ((u = rivet_match_msg_any(m))) {
+		rivet_match_msg_remove(m, u);
+		free(container_of(u, struct rivet_unexp, me));
+	}
+	rivet_match_destruct(m);
+}
+
 static void rivet_rdm_ep_free_queues(struct rivet_rdm_ep *ep)
 {
-	struct rivet_rx_op *rx, *rtmp;
-	struct rivet_unexp *u, *utmp;
+	struct rivet_rx_op *rx;
 
-	DL_FOREACH_SAFE(ep->posted_msg, rx, rtmp)
-		free(rx);
-	DL_FOREACH_SAFE(ep->posted_tag, rx, rtmp)
-		free(rx);
+	rivet_rdm_ep_drain_match(&ep->match_msg);
+	rivet_rdm_ep_drain_match(&ep->match_tag);
 	while ((rx = ep->rx_free)) {
 		ep->rx_free = rx->next;
 		free(rx);
 	}
-	DL_FOREACH_SAFE(ep->unexp_msg, u, utmp)
-		free(u);
-	DL_FOREACH_SAFE(ep->unexp_tag, u, utmp)
-		free(u);
 }
 
 static int rivet_rdm_ep_close(struct fid *fid)
@@ -565,6 +577,8 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 
 	ep->domain = dom;
 	pthread_mutex_init(&ep->lock, NULL);
+	rivet_match_construct(&ep->match_msg);
+	rivet_match_construct(&ep->match_tag);
 	ep->locking = dom->threading != FI_THREAD_DOMAIN ||
 		      (info->domain_attr &&
 		       info->domain_attr->data_progress == FI_PROGRESS_AUTO);

@@ -183,10 +183,7 @@ out:
 static void rivet_rdm_unexp_release(struct rivet_rdm_ep *ep,
 				    struct rivet_unexp *u, bool tagged)
 {
-	if (tagged)
-		DL_DELETE(ep->unexp_tag, u);
-	else
-		DL_DELETE(ep->unexp_msg, u);
+	rivet_match_msg_remove(rivet_rdm_match(ep, tagged), &u->me);
 	/* a discarded rendezvous still owes its sender a FIN */
 	if (u->op == RIVET_OP_RTS && u->conn->state != RIVET_CONN_CLOSED)
 		rivet_rndv_send_fin(u->conn, u->rts.send_id, 0);
@@ -210,10 +207,7 @@ static void rivet_rdm_unexp_deliver(struct rivet_rdm_ep *ep,
 	struct rivet_wire_hdr hdr;
 
 	rivet_rdm_unexp_hdr(u, &hdr);
-	if (tagged)
-		DL_DELETE(ep->unexp_tag, u);
-	else
-		DL_DELETE(ep->unexp_msg, u);
+	rivet_match_msg_remove(rivet_rdm_match(ep, tagged), &u->me);
 	if (u->op == RIVET_OP_EAGER)
 		rivet_rx_deliver_eager(ep, rx, u->conn, &hdr, u->payload);
 	else
@@ -236,7 +230,7 @@ static struct rivet_rx_op *rivet_rdm_rx_alloc(struct rivet_rdm_ep *ep,
 			return NULL;
 	}
 	/* every field, the iovs only up to count (nothing reads beyond) */
-	rx->next = rx->prev = NULL;
+	rx->next = NULL;
 	rx->offset = rx->inflight = 0;
 	rx->released = rx->posted = false;
 	rx->context = req->context;
@@ -262,16 +256,18 @@ static struct rivet_rx_op *rivet_rdm_rx_alloc(struct rivet_rdm_ep *ep,
 static void rivet_rdm_rx_post(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
 {
 	bool tagged = rx->cq_flags & FI_TAGGED;
-	bool directed = ep->caps & FI_DIRECTED_RECV;
-	struct rivet_unexp *u;
+	struct rivet_match *m = rivet_rdm_match(ep, tagged);
+	struct rivet_match_msg *u;
 
 	rx->inflight++;		/* delivery may retire rx: keep it alive */
 	do {
-		u = rivet_match_unexp(tagged ? ep->unexp_tag : ep->unexp_msg,
-				      rx->addr, rx->tag, rx->ignore, directed);
+		/* rx->addr is FI_ADDR_UNSPEC without FI_DIRECTED_RECV */
+		u = rivet_match_msg_find(m, rx->addr, rx->tag, rx->ignore);
 		if (!u)
 			break;
-		rivet_rdm_unexp_deliver(ep, rx, u, tagged);
+		rivet_rdm_unexp_deliver(ep, rx,
+					container_of(u, struct rivet_unexp,
+						     me), tagged);
 	} while (rx->multi && !rx->released);
 	rx->inflight--;
 	if (rx->released) {
@@ -280,10 +276,7 @@ static void rivet_rdm_rx_post(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
 		return;
 	}
 	rx->posted = true;
-	if (tagged)
-		DL_APPEND(ep->posted_tag, rx);
-	else
-		DL_APPEND(ep->posted_msg, rx);
+	rivet_match_recv_insert(m, &rx->me, rx->addr, rx->tag, rx->ignore);
 }
 
 static ssize_t rivet_rdm_peek(struct rivet_rdm_ep *ep,
@@ -349,7 +342,7 @@ static struct rivet_unexp *rivet_rdm_claim_of(struct rivet_rdm_ep *ep,
 {
 	struct rivet_unexp *u = ctx->internal[0];
 
-	if (!u || ctx->internal[1] != ep || !u->claimed)
+	if (!u || ctx->internal[1] != ep || !u->me.claimed)
 		return NULL;
 	ctx->internal[0] = ctx->internal[1] = NULL;
 	return u;
@@ -370,7 +363,7 @@ static ssize_t rivet_rdm_claimed(struct rivet_rdm_ep *ep,
 	}
 	rx = rivet_rdm_rx_alloc(ep, req, len);
 	if (!rx) {
-		u->claimed = true;	/* still the application's to take */
+		/* still claimed: the application's to take again */
 		((struct fi_context *)req->context)->internal[0] = u;
 		((struct fi_context *)req->context)->internal[1] = ep;
 		return -FI_ENOMEM;
@@ -383,9 +376,11 @@ static ssize_t rivet_rdm_claimed(struct rivet_rdm_ep *ep,
 static ssize_t rivet_rdm_peek(struct rivet_rdm_ep *ep,
 			      const struct rivet_rdm_req *req, size_t len)
 {
+	struct rivet_match *m = rivet_rdm_match(ep, req->tagged);
 	struct fi_context *ctx = req->context;
-	struct rivet_unexp *u;
 	bool directed = ep->caps & FI_DIRECTED_RECV;
+	struct rivet_match_msg *found;
+	struct rivet_unexp *u;
 
 	/* fi_tagged(3): a claim needs a context to remember the message */
 	if ((req->flags & FI_CLAIM) && !ctx)
@@ -393,11 +388,11 @@ static ssize_t rivet_rdm_peek(struct rivet_rdm_ep *ep,
 	if (!(req->flags & FI_PEEK))
 		return rivet_rdm_claimed(ep, req, len);
 	rivet_rdm_progress_locked(ep);
-	u = rivet_match_unexp(req->tagged ? ep->unexp_tag : ep->unexp_msg,
-			      directed ? req->addr : FI_ADDR_UNSPEC,
-			      req->tagged ? req->tag : 0,
-			      req->tagged ? req->ignore : ~0ULL, directed);
-	if (!u) {
+	found = rivet_match_msg_find(m, directed ? req->addr : FI_ADDR_UNSPEC,
+				     req->tagged ? req->tag : 0,
+				     req->tagged ? req->ignore : ~0ULL);
+	u = container_of(found, struct rivet_unexp, me);
+	if (!found) {
 		rivet_rdm_peek_comp(ep, req, NULL, FI_ENOMSG);
 		return 0;
 	}
@@ -405,7 +400,7 @@ static ssize_t rivet_rdm_peek(struct rivet_rdm_ep *ep,
 	if (req->flags & FI_DISCARD) {
 		rivet_rdm_unexp_release(ep, u, req->tagged);
 	} else if (req->flags & FI_CLAIM) {
-		u->claimed = true;
+		rivet_match_msg_claim(m, &u->me);
 		ctx->internal[0] = u;
 		ctx->internal[1] = ep;
 	}
@@ -414,15 +409,18 @@ static ssize_t rivet_rdm_peek(struct rivet_rdm_ep *ep,
 
 /* ---- fi_cancel ---- */
 
-static struct rivet_rx_op *rivet_rdm_find_ctx(struct rivet_rx_op *head,
+static bool rivet_rdm_has_ctx(const struct rivet_match_recv *r, void *context)
+{
+	return container_of(r, struct rivet_rx_op, me)->context == context;
+}
+
+static struct rivet_rx_op *rivet_rdm_find_ctx(struct rivet_match *m,
 					      void *context)
 {
-	struct rivet_rx_op *rx;
+	struct rivet_match_recv *r;
 
-	DL_FOREACH(head, rx)
-		if (rx->context == context)
-			return rx;
-	return NULL;
+	r = rivet_match_recv_search(m, rivet_rdm_has_ctx, context);
+	return r ? container_of(r, struct rivet_rx_op, me) : NULL;
 }
 
 ssize_t rivet_rdm_cancel(struct rivet_rdm_ep *ep, void *context)
@@ -433,9 +431,9 @@ ssize_t rivet_rdm_cancel(struct rivet_rdm_ep *ep, void *context)
 	ssize_t ret = -FI_ENOENT;
 
 	rivet_rdm_lock(ep);
-	rx = rivet_rdm_find_ctx(ep->posted_tag, context);
+	rx = rivet_rdm_find_ctx(&ep->match_tag, context);
 	if (!rx)
-		rx = rivet_rdm_find_ctx(ep->posted_msg, context);
+		rx = rivet_rdm_find_ctx(&ep->match_msg, context);
 	if (rx) {
 		e.op_context = rx->context;
 		e.flags = rx->cq_flags;
