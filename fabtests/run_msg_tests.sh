@@ -157,6 +157,7 @@ fi_info -p "$prov" -t FI_EP_MSG >"$logdir/fi_info.log" 2>&1 ||
 
 run_single fi_rivet_getinfo -s "$addr"
 run_single fi_rivet_objects -s "$addr"
+run_single fi_rivet_ops -s "$addr"
 run_rivet_pair fi_rivet_cm
 run_rivet_pair fi_rivet_msg -S "$sizes"
 run_rivet_pair fi_rivet_rma -S "$sizes"

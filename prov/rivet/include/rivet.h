@@ -35,6 +35,7 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
@@ -233,15 +234,30 @@ int rivet_getinfo(uint32_t version, const char *node, const char *service,
 		  uint64_t flags, const struct fi_info *hints,
 		  struct fi_info **info_p);
 
-/* ---- shared stubs (rivet_init.c) ---- */
+/* ---- shared -FI_ENOSYS stubs and tables (rivet_nosys.c) ---- */
 int rivet_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int rivet_no_control(struct fid *fid, int command, void *arg);
 int rivet_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		      void **ops, void *context);
+int rivet_no_tostr(const struct fid *fid, char *buf, size_t len);
+int rivet_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		     void *ops, void *context);
 int rivet_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
 		    struct fid_ep **tx_ep, void *context);
 int rivet_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
 		    struct fid_ep **rx_ep, void *context);
+int rivet_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int rivet_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		     size_t paramlen);
+int rivet_no_listen(struct fid_pep *pep);
+int rivet_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int rivet_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		    size_t paramlen);
+int rivet_no_shutdown(struct fid_ep *ep, uint64_t flags);
+int rivet_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		  struct fid_mc **mc, void *context);
+extern struct fi_ops_tagged g_rivet_no_tagged_ops;
+extern struct fi_ops_collective g_rivet_no_collective_ops;
 int rivet_errno_to_fi(int err);
 /* rdma_cm leaves min_rnr_timer at 0 (655 ms): a peer that finds no receive
  * posted would stall that long before retrying.  12 is 0.64 ms. */

@@ -1,38 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Provider entry point (fi_prov_ini), the provider descriptor, cleanup, and
- * the shared -FI_ENOSYS stubs and errno conversion used by every object.
+ * and the errno conversion used by every object (the -FI_ENOSYS stubs are
+ * in rivet_nosys.c).
  */
 #include "rivet.h"
-
-int rivet_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-int rivet_no_control(struct fid *fid, int command, void *arg)
-{
-	return -FI_ENOSYS;
-}
-
-int rivet_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
-		      void **ops, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-/* No endpoint of rivet's is scalable: no tx/rx contexts to open. */
-int rivet_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
-		    struct fid_ep **tx_ep, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-int rivet_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
-		    struct fid_ep **rx_ep, void *context)
-{
-	return -FI_ENOSYS;
-}
 
 /* errno (positive) from libibverbs/librdmacm/libc to a negative FI_E* code */
 int rivet_errno_to_fi(int err)

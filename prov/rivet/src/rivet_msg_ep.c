@@ -447,6 +447,8 @@ static struct fi_ops g_rivet_ep_fi_ops = {
 	.bind = rivet_ep_bind,
 	.control = rivet_ep_control,
 	.ops_open = rivet_no_ops_open,
+	.tostr = rivet_no_tostr,
+	.ops_set = rivet_no_ops_set,
 };
 
 static struct fi_ops_ep g_rivet_ep_ops = {
@@ -524,6 +526,8 @@ int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.msg = &g_rivet_msg_ops;
 	ep->ep_fid.rma = &g_rivet_rma_ops;
 	ep->ep_fid.atomic = &g_rivet_msg_atomic_ops;
+	ep->ep_fid.tagged = &g_rivet_no_tagged_ops;
+	ep->ep_fid.collective = &g_rivet_no_collective_ops;
 	atomic_fetch_add(&dom->refcnt, 1);
 	*ep_p = &ep->ep_fid;
 	return 0;

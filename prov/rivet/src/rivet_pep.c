@@ -185,40 +185,14 @@ static ssize_t rivet_pep_size_left(struct fid_ep *ep)
 	return -FI_ENOSYS;
 }
 
-static int rivet_pep_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_pep_connect(struct fid_ep *ep, const void *addr,
-			     const void *param, size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_pep_accept(struct fid_ep *ep, const void *param,
-			    size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_pep_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_pep_join(struct fid_ep *ep, const void *addr,
-			  uint64_t flags, struct fid_mc **mc, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops g_rivet_pep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = rivet_pep_close,
 	.bind = rivet_pep_bind,
 	.control = rivet_pep_control,
 	.ops_open = rivet_no_ops_open,
+	.tostr = rivet_no_tostr,
+	.ops_set = rivet_no_ops_set,
 };
 
 static struct fi_ops_ep g_rivet_pep_ops = {
@@ -236,13 +210,13 @@ static struct fi_ops_cm g_rivet_pep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = rivet_pep_setname,
 	.getname = rivet_pep_getname,
-	.getpeer = rivet_pep_getpeer,
-	.connect = rivet_pep_connect,
+	.getpeer = rivet_no_getpeer,
+	.connect = rivet_no_connect,
 	.listen = rivet_pep_listen,
-	.accept = rivet_pep_accept,
+	.accept = rivet_no_accept,
 	.reject = rivet_pep_reject,
-	.shutdown = rivet_pep_shutdown,
-	.join = rivet_pep_join,
+	.shutdown = rivet_no_shutdown,
+	.join = rivet_no_join,
 };
 
 int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,

@@ -495,6 +495,8 @@ static struct fi_ops g_rivet_rdm_ep_fi_ops = {
 	.bind = rivet_rdm_ep_bind,
 	.control = rivet_rdm_ep_control,
 	.ops_open = rivet_no_ops_open,
+	.tostr = rivet_no_tostr,
+	.ops_set = rivet_no_ops_set,
 };
 
 static struct fi_ops_ep g_rivet_rdm_ep_ops = {
@@ -512,6 +514,13 @@ static struct fi_ops_cm g_rivet_rdm_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = rivet_rdm_ep_setname,
 	.getname = rivet_rdm_ep_getname,
+	.getpeer = rivet_no_getpeer,
+	.connect = rivet_no_connect,
+	.listen = rivet_no_listen,
+	.accept = rivet_no_accept,
+	.reject = rivet_no_reject,
+	.shutdown = rivet_no_shutdown,
+	.join = rivet_no_join,
 };
 
 /* The listener is made at open: the endpoint's name exists at once. */
@@ -590,6 +599,7 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	ep->ep_fid.tagged = &g_rivet_rdm_tagged_ops;
 	ep->ep_fid.rma = &g_rivet_rdm_rma_ops;
 	ep->ep_fid.atomic = &g_rivet_rdm_atomic_ops;
+	ep->ep_fid.collective = &g_rivet_no_collective_ops;
 }
 
 int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
