@@ -279,6 +279,8 @@ static void cm_client_reject(void)
 		.err_data_size = sizeof(rej),
 	};
 	struct ft_conn conn = { 0 };
+	const char *str;
+	char text[128];
 	ssize_t ret;
 
 	ret = ft_connect_start(&g_fab, &conn);
@@ -295,6 +297,12 @@ static void cm_client_reject(void)
 		goto out;
 	cm_check_data("cm_reject_data", rej, err.err_data_size,
 		      g_cm_size - 2, CM_REJECT_SEED);
+	/* prov_errno is the peer's reject reason, not an errno */
+	str = fi_eq_strerror(conn.eq, err.prov_errno, err.err_data, text,
+			     sizeof(text));
+	ft_check(str && strstr(str, "reject"), "cm_reject_strerror",
+		 "fi_eq_strerror(%d): \"%s\"", err.prov_errno,
+		 str ? str : "(null)");
 out:
 	ft_conn_close(&conn);
 }

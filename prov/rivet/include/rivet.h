@@ -554,7 +554,6 @@ struct rivet_cq {
 	bool src_locking;
 	struct rivet_rdm_ep **srcs;
 	size_t nsrcs, srcs_cap;
-	char err_buf[96];	/* backing for the last readerr's err_data */
 	/* MSG atomics emulated by compare-and-swap (rivet_msg_atomic.c)
 	 * whose last step completed: their next step runs outside
 	 * cq->lock, from fi_cq_read and counter reads */
@@ -788,5 +787,9 @@ int rivet_cm_data_pack(const void *param, size_t len, uint8_t *out,
 		       size_t out_size, size_t *out_len_p);
 int rivet_cm_data_unpack(const void *in, size_t in_len, const void **data_p,
 			 size_t *len_p);
+/* The text of an EQ error's prov_errno: 0 none, negative an errno
+ * (rdma_cm's event status, or a failed rdma_* call), positive the IB CM
+ * reject reason of a rejected connection (fi_eq_strerror). */
+const char *rivet_cm_prov_errno_str(int prov_errno);
 
 #endif /* RIVET_H */

@@ -313,7 +313,7 @@ static void rivet_cm_route(struct rivet_ep *ep, struct rdma_cm_event *cm)
 		RIVET_WARN_ERRNO(EP_CTRL, "rdma_resolve_route/connect", ret);
 		ep->state = RIVET_EP_ERROR;
 		rivet_ep_push_event(ep, FI_CONNECTED, -rivet_errno_to_fi(ret),
-				    ret, NULL, 0);
+				    -ret, NULL, 0);
 	}
 }
 

@@ -3,6 +3,7 @@
  * Framing of the user's connection data inside rdma_cm private data: a
  * version byte and a length byte, then the bytes.  The receiver gets the
  * whole padded private-data field, so the length has to travel with it.
+ * Also the text of a CM error's prov_errno.
  */
 #include "rivet.h"
 
@@ -49,4 +50,55 @@ int rivet_cm_data_unpack(const void *in, size_t in_len, const void **data_p,
 	*data_p = (const uint8_t *)in + sizeof(hdr);
 	*len_p = hdr.len;
 	return 0;
+}
+
+/* The IB CM reject reasons (IBTA vol. 1, 12.6.7.2) that RoCE and IB
+ * peers send; rdma_cm reports them as a REJECTED event's status. */
+static const char *const g_rivet_cm_reject_reasons[] = {
+	[1] = "no QP available",
+	[2] = "no EEC available",
+	[3] = "no resources at the peer",
+	[4] = "timed out at the peer",
+	[5] = "request not supported",
+	[6] = "invalid communication id",
+	[7] = "invalid communication instance",
+	[8] = "no listener on that service id (port)",
+	[9] = "invalid transport type",
+	[10] = "stale connection",
+	[11] = "RDC does not exist",
+	[12] = "invalid GID",
+	[13] = "invalid LID",
+	[14] = "invalid service level",
+	[15] = "invalid traffic class",
+	[16] = "invalid hop limit",
+	[17] = "invalid packet rate",
+	[18] = "invalid alternate GID",
+	[19] = "invalid alternate LID",
+	[20] = "invalid alternate service level",
+	[21] = "invalid alternate traffic class",
+	[22] = "invalid alternate hop limit",
+	[23] = "invalid alternate packet rate",
+	[24] = "port redirected",
+	[26] = "invalid MTU",
+	[27] = "insufficient responder resources",
+	[28] = "rejected by the application (fi_reject)",
+	[29] = "invalid responder resources",
+	[30] = "invalid class version",
+	[31] = "invalid flow label",
+	[32] = "invalid alternate flow label",
+	[33] = "duplicate connection request",
+};
+
+const char *rivet_cm_prov_errno_str(int prov_errno)
+{
+	size_t n = sizeof(g_rivet_cm_reject_reasons) /
+		   sizeof(g_rivet_cm_reject_reasons[0]);
+
+	if (!prov_errno)
+		return "no provider-specific error";
+	if (prov_errno < 0)
+		return strerror(-prov_errno);
+	if ((size_t)prov_errno < n && g_rivet_cm_reject_reasons[prov_errno])
+		return g_rivet_cm_reject_reasons[prov_errno];
+	return "rejected by the peer (unknown reject reason)";
 }

@@ -53,6 +53,16 @@ const char *rivet_wc_status_str(int status)
 	return ibv_wc_status_str((enum ibv_wc_status)status);
 }
 
+/* A CQ error's prov_errno is an ibv_wc status; 0 (IBV_WC_SUCCESS) marks an
+ * error that rivet raised itself (cancel, truncation, a dead peer): err
+ * says which. */
+static const char *rivet_cq_prov_errno_str(int prov_errno)
+{
+	if (!prov_errno)
+		return "no provider-specific error (see err)";
+	return rivet_wc_status_str(prov_errno);
+}
+
 /* ---- the software FIFOs (ring and errs), all under cq->lock ---- */
 
 static void rivet_cq_fifo_put(struct rivet_cq_entry *q, size_t size,
@@ -487,46 +497,26 @@ static ssize_t rivet_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 	return rivet_cq_readfrom(cq_fid, buf, count, NULL);
 }
 
-/* Fabrics opened with an API older than 1.5 always get our buffer. */
-static bool rivet_cq_err_data_legacy(const struct rivet_cq *cq)
-{
-	const struct fi_info *info = cq->domain->info;
-	uint32_t version = 0;
-
-	if (info && info->fabric_attr)
-		version = info->fabric_attr->api_version;
-	return version && version < FI_VERSION(1, 5);
-}
-
-static void rivet_cq_err_fill(struct rivet_cq *cq,
-			      const struct rivet_cq_entry *e,
+/*
+ * rivet has no provider-specific error data for a completion: prov_errno
+ * (the ibv_wc status, 0 for an error rivet raised itself) says it all and
+ * fi_cq_strerror turns it into text.  So err_data_size is 0 on output and
+ * nothing is written through err_data: a caller that brings a buffer
+ * finds it untouched, one that brings none (or garbage with size 0, or a
+ * pre-1.5 fabric) gets NULL (fi_cq(3)).
+ */
+static void rivet_cq_err_fill(const struct rivet_cq_entry *e,
 			      struct fi_cq_err_entry *buf)
 {
-	void *user_data = buf->err_data;
-	size_t user_size = buf->err_data_size;
-	int len;
+	void *user_data = buf->err_data_size ? buf->err_data : NULL;
 
-	if (e->prov_errno)
-		len = snprintf(cq->err_buf, sizeof(cq->err_buf),
-			       "%s (wc status %d)",
-			       rivet_wc_status_str(e->prov_errno),
-			       e->prov_errno);
-	else
-		len = snprintf(cq->err_buf, sizeof(cq->err_buf), "%s",
-			       fi_strerror(e->err));
-	len = RIVET_MIN(len + 1, (int)sizeof(cq->err_buf));
 	*buf = (struct fi_cq_err_entry) {
 		.op_context = e->op_context, .flags = e->flags,
 		.len = e->len, .buf = e->buf, .data = e->data,
 		.err = e->err, .prov_errno = e->prov_errno,
 		.tag = e->tag, .olen = e->olen,
-		.err_data = cq->err_buf, .err_data_size = (size_t)len,
+		.err_data = user_data, .err_data_size = 0,
 	};
-	if (user_data && user_size && !rivet_cq_err_data_legacy(cq)) {
-		buf->err_data_size = RIVET_MIN(user_size, (size_t)len);
-		memcpy(user_data, cq->err_buf, buf->err_data_size);
-		buf->err_data = user_data;
-	}
 }
 
 static ssize_t rivet_cq_readerr(struct fid_cq *cq_fid,
@@ -547,7 +537,7 @@ static ssize_t rivet_cq_readerr(struct fid_cq *cq_fid,
 	if (++cq->errs_head == cq->errs_size)
 		cq->errs_head = 0;
 	cq->errs_count--;
-	rivet_cq_err_fill(cq, &e, buf);
+	rivet_cq_err_fill(&e, buf);
 	rivet_lock_release(&cq->lock);
 	return 1;
 }
@@ -556,7 +546,7 @@ static const char *rivet_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 				     const void *err_data, char *buf,
 				     size_t len)
 {
-	const char *str = rivet_wc_status_str(prov_errno);
+	const char *str = rivet_cq_prov_errno_str(prov_errno);
 
 	if (buf && len) {
 		snprintf(buf, len, "%s", str);

@@ -242,8 +242,7 @@ static const char *rivet_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
 				     const void *err_data, char *buf,
 				     size_t len)
 {
-	const char *str = prov_errno ? strerror(abs(prov_errno)) :
-				       "no provider error";
+	const char *str = rivet_cm_prov_errno_str(prov_errno);
 
 	if (buf && len) {
 		snprintf(buf, len, "%s (%d)", str, prov_errno);

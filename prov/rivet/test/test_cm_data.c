@@ -110,3 +110,21 @@ Test(cm_data, unpack_exact_and_args)
 	cr_assert_eq(rivet_cm_data_unpack(field, sizeof(field), &data, NULL),
 		     -FI_EINVAL);
 }
+
+/* fi_eq_strerror's text for each kind of prov_errno rivet reports. */
+Test(cm_data, prov_errno_text)
+{
+	cr_assert_str_eq(rivet_cm_prov_errno_str(0),
+			 "no provider-specific error");
+	/* rdma_cm statuses and failed calls: negative errnos */
+	cr_assert_str_eq(rivet_cm_prov_errno_str(-ETIMEDOUT),
+			 strerror(ETIMEDOUT));
+	cr_assert_str_eq(rivet_cm_prov_errno_str(-ECONNREFUSED),
+			 strerror(ECONNREFUSED));
+	/* a REJECTED event's status is the IB CM reason, not an errno:
+	 * 28 is not "No space left on device" */
+	cr_assert_not_null(strstr(rivet_cm_prov_errno_str(28), "fi_reject"));
+	cr_assert_not_null(strstr(rivet_cm_prov_errno_str(8), "listener"));
+	cr_assert_not_null(strstr(rivet_cm_prov_errno_str(25), "reject"));
+	cr_assert_not_null(strstr(rivet_cm_prov_errno_str(1000), "reject"));
+}
