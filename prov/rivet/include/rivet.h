@@ -230,6 +230,12 @@ int rivet_info_match(const struct fi_info *prov,
 int rivet_info_select(const struct rivet_info_limits *lim,
 		      const struct fi_info *hints, uint32_t version,
 		      struct fi_info **list_p);
+/* The IP TOS byte (DSCP << 2) for a traffic class, or -1 for
+ * FI_TC_UNSPEC (leave the fabric's default); -FI_ENODATA for a class
+ * that fi_endpoint(3) does not define.  Pure (rivet_info.c). */
+int rivet_tclass_tos(uint32_t tclass, int *tos_p);
+/* An endpoint's class: its tx_attr's, else its domain's. */
+uint32_t rivet_info_tclass(const struct fi_info *info);
 int rivet_getinfo(uint32_t version, const char *node, const char *service,
 		  uint64_t flags, const struct fi_info *hints,
 		  struct fi_info **info_p);
@@ -263,6 +269,8 @@ int rivet_errno_to_fi(int err);
  * posted would stall that long before retrying.  12 is 0.64 ms. */
 #define RIVET_MIN_RNR_TIMER 12
 void rivet_qp_set_rnr_timer(struct ibv_qp *qp);
+/* tos from rivet_tclass_tos (-1: leave the default) */
+void rivet_id_set_tos(struct rdma_cm_id *id, int tos);
 
 /* ---- fabric, domain (rivet_fabric.c, rivet_domain.c) ---- */
 struct rivet_fabric {
@@ -656,6 +664,7 @@ struct rivet_pep {
 	struct rdma_cm_id *id;
 	struct rivet_eq *eq;
 	int backlog;
+	int tos;		/* rivet_tclass_tos of the traffic class, or -1 */
 	bool listening;
 	union rivet_sockaddr src;
 };
@@ -723,6 +732,7 @@ struct rivet_ep {
 	uint8_t cm_data[RIVET_CM_DATA_SIZE + RIVET_CM_HDR_SIZE];
 	size_t cm_data_len;
 	size_t tx_size, rx_size, iov_limit;
+	int tos;	/* rivet_tclass_tos of the traffic class, or -1 */
 };
 
 /* Emulated MSG atomics (rivet_msg_atomic.c): a step's work completion

@@ -57,6 +57,21 @@ void rivet_qp_set_rnr_timer(struct ibv_qp *qp)
 			   qp->qp_num, strerror(ret));
 }
 
+/* Before the route is resolved: rdma_cm puts the TOS in the RoCE GRH and
+ * asks IB's subnet manager for the matching service level.  A device or
+ * kernel that refuses it leaves the connection on the default class. */
+void rivet_id_set_tos(struct rdma_cm_id *id, int tos)
+{
+	uint8_t val = (uint8_t)tos;
+
+	if (tos < 0)
+		return;
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &val,
+			    sizeof(val)))
+		RIVET_INFO(EP_CTRL, "rdma_set_option(TOS %d): %s\n", tos,
+			   strerror(errno));
+}
+
 static void rivet_prov_cleanup(void)
 {
 	rivet_devs_finalize();

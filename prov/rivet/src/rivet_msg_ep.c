@@ -202,6 +202,7 @@ static int rivet_ep_create_id(struct rivet_ep *ep)
 	if (rdma_create_id(ep->eq->channel, &ep->id, &ep->ep_fid.fid,
 			   RDMA_PS_TCP))
 		return rivet_errno_to_fi(errno);
+	rivet_id_set_tos(ep->id, ep->tos);
 	if (!ep->src.sa.sa_family) {
 		memcpy(&ep->src, &dev->addrs[0].addr,
 		       rivet_addr_len(&dev->addrs[0].addr.sa));
@@ -483,6 +484,8 @@ static int rivet_ep_construct(struct rivet_ep *ep, struct rivet_domain *dom,
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	if (ep->tx_size > (size_t)dev->attr.max_qp_wr ||
 	    ep->rx_size > (size_t)dev->attr.max_qp_wr)
+		return -FI_EINVAL;
+	if (rivet_tclass_tos(rivet_info_tclass(info), &ep->tos))
 		return -FI_EINVAL;
 	if (info->src_addr && rivet_addr_len(info->src_addr))
 		memcpy(&ep->src, info->src_addr,

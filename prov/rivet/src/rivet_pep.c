@@ -60,6 +60,7 @@ static int rivet_pep_bind_addr(struct rivet_pep *pep)
 	if (rdma_create_id(pep->eq->channel, &pep->id, &pep->pep_fid.fid,
 			   RDMA_PS_TCP))
 		return rivet_errno_to_fi(errno);
+	rivet_id_set_tos(pep->id, pep->tos);
 	if (!pep->src.sa.sa_family)
 		pep->src.sin.sin_family = AF_INET;	/* wildcard */
 	if (rdma_bind_addr(pep->id, &pep->src.sa)) {
@@ -228,6 +229,8 @@ int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 	if (!info || !pep_p || (info->ep_attr &&
 				info->ep_attr->type != FI_EP_MSG))
 		return -FI_EINVAL;
+	if (rivet_tclass_tos(rivet_info_tclass(info), NULL))
+		return -FI_EINVAL;
 	pep = calloc(1, sizeof(*pep));
 	if (!pep)
 		return -FI_ENOMEM;
@@ -241,6 +244,7 @@ int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		       rivet_addr_len(info->src_addr));
 	pep->fabric = fab;
 	pep->backlog = 128;
+	rivet_tclass_tos(rivet_info_tclass(info), &pep->tos);
 	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
 	pep->pep_fid.fid.context = context;
 	pep->pep_fid.fid.ops = &g_rivet_pep_fi_ops;

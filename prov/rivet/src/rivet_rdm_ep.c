@@ -537,6 +537,7 @@ static int rivet_rdm_ep_listen(struct rivet_rdm_ep *ep,
 	      fcntl(ep->cm_channel->fd, F_GETFL) | O_NONBLOCK);
 	if (rdma_create_id(ep->cm_channel, &ep->listen_id, NULL, RDMA_PS_TCP))
 		return rivet_errno_to_fi(errno);
+	rivet_id_set_tos(ep->listen_id, ep->tos);
 	memset(&src, 0, sizeof(src));
 	if (info->src_addr && rivet_addr_len(info->src_addr))
 		memcpy(&src, info->src_addr, rivet_addr_len(info->src_addr));
@@ -617,6 +618,11 @@ int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		return -FI_ENOMEM;
 	}
 	rivet_rdm_ep_construct(ep, dom, info);
+	if (rivet_tclass_tos(rivet_info_tclass(info), &ep->tos)) {
+		fi_freeinfo(ep->info);
+		free(ep);
+		return -FI_EINVAL;
+	}
 	/* an RMA event message goes inline, behind the RDMA work request */
 	if (ep->rma_event && ep->max_inline < sizeof(struct rivet_wire_hdr) +
 					      sizeof(struct rivet_wire_rma_event)) {
