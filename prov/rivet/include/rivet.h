@@ -666,11 +666,15 @@ struct rivet_pep {
 	int backlog;
 	int tos;		/* rivet_tclass_tos of the traffic class, or -1 */
 	bool listening;
+	bool surrendered;	/* an active endpoint took its address */
 	union rivet_sockaddr src;
 };
 
 int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		   struct fid_pep **pep_p, void *context);
+/* Hands a pep's address to an active endpoint opened with the pep as
+ * info->handle (fi_endpoint(3)); the pep keeps nothing. */
+int rivet_pep_surrender(struct fid *handle, union rivet_sockaddr *addr_p);
 
 /* ---- MSG endpoints (rivet_msg_ep.c, rivet_msg.c, rivet_rma.c, rivet_cm.c) */
 enum rivet_ep_state {

@@ -989,6 +989,10 @@ int rivet_info_match(const struct fi_info *prov,
 	free(m.fi->fabric_attr->prov_name);
 	m.fi->fabric_attr->prov_name = NULL;
 	m.fi->fabric_attr->api_version = version;
+	/* fi_getinfo(3): a passive endpoint given as hints->handle comes
+	 * back in info->handle, for fi_endpoint to take its address */
+	if (hints && hints->handle && hints->handle->fclass == FI_CLASS_PEP)
+		m.fi->handle = hints->handle;
 	*out_p = m.fi;
 	return 0;
 }

@@ -505,7 +505,8 @@ int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
 	struct rivet_ep *ep;
 	int ret;
 
-	if (info->handle && info->handle->fclass != FI_CLASS_CONNREQ)
+	if (info->handle && info->handle->fclass != FI_CLASS_CONNREQ &&
+	    info->handle->fclass != FI_CLASS_PEP)
 		return -FI_EINVAL;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
@@ -516,7 +517,14 @@ int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
 		free(ep);
 		return ret;
 	}
-	if (info->handle) {
+	if (info->handle && info->handle->fclass == FI_CLASS_PEP) {
+		ret = rivet_pep_surrender(info->handle, &ep->src);
+		if (ret) {
+			fi_freeinfo(ep->info);
+			free(ep);
+			return ret;
+		}
+	} else if (info->handle) {
 		ep->connreq = container_of(info->handle, struct rivet_connreq,
 					   handle);
 		info->handle = NULL;	/* the endpoint owns it now */

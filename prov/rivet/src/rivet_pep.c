@@ -78,6 +78,8 @@ static int rivet_pep_listen(struct fid_pep *fid)
 	struct rivet_pep *pep = container_of(fid, struct rivet_pep, pep_fid);
 	int ret;
 
+	if (pep->surrendered)
+		return -FI_EOPBADSTATE;
 	if (!pep->eq)
 		return -FI_ENOEQ;
 	if (pep->listening)
@@ -126,7 +128,7 @@ static int rivet_pep_setname(fid_t fid, void *addr, size_t addrlen)
 	if (!addr || addrlen < sizeof(sa->sa_family) || !rivet_addr_len(sa) ||
 	    addrlen < rivet_addr_len(sa))
 		return -FI_EINVAL;
-	if (pep->id)
+	if (pep->id || pep->surrendered)
 		return -FI_EOPBADSTATE;
 	memcpy(&pep->src, sa, rivet_addr_len(sa));
 	return 0;
@@ -252,5 +254,35 @@ int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 	pep->pep_fid.cm = &g_rivet_pep_cm_ops;
 	atomic_fetch_add(&fab->refcnt, 1);
 	*pep_p = &pep->pep_fid;
+	return 0;
+}
+
+/*
+ * fi_endpoint(3): an active endpoint may take over a passive endpoint's
+ * address (socket-style setup: reserve the address, then decide which
+ * side to play).  The pep gives up its rdma_cm id, listening or not, and
+ * with it the address, which the endpoint binds when it is enabled; the
+ * pep is only good for fi_close afterwards.  A pep with no address yet
+ * hands over nothing (*addr_p untouched).
+ */
+int rivet_pep_surrender(struct fid *handle, union rivet_sockaddr *addr_p)
+{
+	struct rivet_pep *pep;
+	const struct sockaddr *sa;
+
+	if (handle->fclass != FI_CLASS_PEP || handle->ops != &g_rivet_pep_fi_ops)
+		return -FI_EINVAL;
+	pep = container_of(handle, struct rivet_pep, pep_fid.fid);
+	if (pep->surrendered)
+		return -FI_EOPBADSTATE;
+	sa = pep->id ? rdma_get_local_addr(pep->id) : &pep->src.sa;
+	if (rivet_addr_len(sa))
+		memcpy(addr_p, sa, rivet_addr_len(sa));
+	if (pep->id) {
+		rdma_destroy_id(pep->id);
+		pep->id = NULL;
+	}
+	pep->listening = false;
+	pep->surrendered = true;
 	return 0;
 }

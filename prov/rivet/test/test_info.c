@@ -749,3 +749,24 @@ Test(info, tclass_tos_mapping)
 	cr_assert_eq(rivet_tclass_tos(0x1ff, &tos), -FI_ENODATA);
 	cr_assert_eq(rivet_tclass_tos(1, &tos), -FI_ENODATA);
 }
+
+/* fi_getinfo(3): a passive endpoint in hints->handle is copied to
+ * info->handle (fi_msg_sockets: an active endpoint then takes the pep's
+ * address); other handles are not ours to pass on. */
+Test(info, hints_handle_pep_copied)
+{
+	struct fid pep = { .fclass = FI_CLASS_PEP };
+	struct fid other = { .fclass = FI_CLASS_CONNREQ };
+	struct fi_info *h = hints_base(), *fi;
+
+	h->handle = &pep;
+	fi = match_ok(h, V_NOW);
+	cr_assert_eq(fi->handle, &pep);
+	fi_freeinfo(fi);
+	h->handle = &other;
+	fi = match_ok(h, V_NOW);
+	cr_assert_null(fi->handle);
+	fi_freeinfo(fi);
+	h->handle = NULL;
+	fi_freeinfo(h);
+}
