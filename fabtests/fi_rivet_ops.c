@@ -91,7 +91,8 @@ static void op_check_ep(const char *label, struct fid_ep *ep)
 
 #define OP_EP_TABLE(member, type)					\
 	do {								\
-		snprintf(name, sizeof(name), "%.60s_%s", label, #member);	\
+		snprintf(name, sizeof(name), "%.60s_%s", label,		\
+			 #member);					\
 		OP_TABLE(name, ep->member, type);			\
 	} while (0)
 	op_check_fid(label, &ep->fid);

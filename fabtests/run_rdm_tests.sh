@@ -34,8 +34,8 @@ checks.
   -I ITERS   ping-pong iterations of fi_rivet_rdm (default 10)
   -n NPROCS  processes of the mesh (default 8)
   -m RANKS   MPI ranks (default 4)
-  -x STEP    skip a step: rdm rdm_auto rdm_rma atomic native offset multi
-             mesh kill mpi osc pingpong
+  -x STEP    skip a step: rdm rdm_auto rdm_rma tclass atomic native offset
+             multi mesh kill mpi osc pingpong
              (repeatable)
 
 The environment goes to every program; FI_* variables also to the MPI
@@ -400,7 +400,8 @@ echo "# provider $prov, address $addr, logs in $logdir"
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
-for s in rdm rdm_auto rdm_rma tclass atomic native offset multi mesh kill mpi osc pingpong; do
+for s in rdm rdm_auto rdm_rma tclass atomic native offset multi mesh kill \
+	mpi osc pingpong; do
 	skipped "$s" || "step_$s"
 done
 

@@ -664,7 +664,7 @@ struct rivet_pep {
 	struct rdma_cm_id *id;
 	struct rivet_eq *eq;
 	int backlog;
-	int tos;		/* rivet_tclass_tos of the traffic class, or -1 */
+	int tos;		/* rivet_tclass_tos of the class, or -1 */
 	bool listening;
 	bool surrendered;	/* an active endpoint took its address */
 	union rivet_sockaddr src;
@@ -736,7 +736,7 @@ struct rivet_ep {
 	uint8_t cm_data[RIVET_CM_DATA_SIZE + RIVET_CM_HDR_SIZE];
 	size_t cm_data_len;
 	size_t tx_size, rx_size, iov_limit;
-	int tos;	/* rivet_tclass_tos of the traffic class, or -1 */
+	int tos;	/* rivet_tclass_tos of the class, or -1 */
 };
 
 /* Emulated MSG atomics (rivet_msg_atomic.c): a step's work completion

@@ -270,7 +270,8 @@ int rivet_pep_surrender(struct fid *handle, union rivet_sockaddr *addr_p)
 	struct rivet_pep *pep;
 	const struct sockaddr *sa;
 
-	if (handle->fclass != FI_CLASS_PEP || handle->ops != &g_rivet_pep_fi_ops)
+	if (handle->fclass != FI_CLASS_PEP ||
+	    handle->ops != &g_rivet_pep_fi_ops)
 		return -FI_EINVAL;
 	pep = container_of(handle, struct rivet_pep, pep_fid.fid);
 	if (pep->surrendered)
