@@ -184,6 +184,29 @@ static int cm_server_reject(void)
 	return ret;
 }
 
+/* The client connects from an address its passive endpoint reserved
+ * and tells which: the connection must come from there. */
+static void cm_server_takeover(void)
+{
+	struct sockaddr_storage want, peer;
+	size_t len = sizeof(peer);
+	struct ft_conn conn = { 0 };
+	ssize_t ret;
+
+	ret = ft_server_connect(&g_fab, &conn);
+	if (ft_check(!ret, "cm_takeover_accept", "%s",
+		     fi_strerror((int)-ret))) {
+		memset(&want, 0, sizeof(want));
+		ret = ft_ctrl_recv(&conn, &want, sizeof(want));
+		if (ret >= 0)
+			ret = fi_getpeer(conn.ep, &peer, &len);
+		ft_check(!ret && !memcmp(&peer, &want, len),
+			 "cm_takeover_peer", "%s; the client is not where its "
+			 "pep was", fi_strerror((int)-ret));
+	}
+	ft_conn_close(&conn);
+}
+
 static void cm_server(void)
 {
 	g_cm_size = cm_data_size(&g_fab.pep->fid, "cm_data_size_pep");
@@ -194,6 +217,7 @@ static void cm_server(void)
 	if (cm_server_first() || cm_server_shutdown())
 		return;
 	cm_server_reject();
+	cm_server_takeover();
 }
 
 /* ---- client ----------------------------------------------------------- */
@@ -350,12 +374,81 @@ out:
 	ft_conn_close(&conn);
 }
 
+/* A pep bound to (our address, server port + 1), never listening. */
+static int cm_takeover_pep(struct fid_pep **pep_p, void *name, size_t *len)
+{
+	struct sockaddr_in *sin;
+	int ret;
+
+	ret = fi_passive_ep(g_fab.fabric, g_fab.info, pep_p, NULL);
+	if (ret || !g_fab.info->src_addr ||
+	    g_fab.info->addr_format != FI_SOCKADDR_IN)
+		return ret ? ret : -FI_EINVAL;
+	memcpy(name, g_fab.info->src_addr, g_fab.info->src_addrlen);
+	sin = name;
+	sin->sin_port = htons((uint16_t)(atoi(ft_opts.dst_port) + 1));
+	ret = fi_setname(&(*pep_p)->fid, name, sizeof(*sin));
+	*len = FT_CM_BUF_SIZE;
+	return ret ? ret : fi_getname(&(*pep_p)->fid, name, len);
+}
+
+/*
+ * fi_getinfo(3) and fi_endpoint(3), socket style (upstream's
+ * fi_msg_sockets): a pep in hints->handle comes back in info->handle, and
+ * an active endpoint opened with it takes the pep's address; the pep is
+ * closed, then the endpoint connects from that address.
+ */
+static void cm_client_takeover(void)
+{
+	uint8_t pep_name[FT_CM_BUF_SIZE], ep_name[FT_CM_BUF_SIZE];
+	struct fi_info *hints = ft_hints_alloc(FI_MSG), *info = NULL;
+	size_t pep_len = 0, ep_len = sizeof(ep_name);
+	struct fid_pep *pep = NULL;
+	struct ft_conn conn = { 0 };
+	int ret;
+
+	ret = cm_takeover_pep(&pep, pep_name, &pep_len);
+	if (!ft_check(!ret, "cm_takeover_pep", "%s", fi_strerror(-ret)))
+		goto out;
+	hints->handle = &pep->fid;
+	ret = ft_getinfo(hints, &info);
+	hints->handle = NULL;
+	if (!ft_check(!ret && info->handle == &pep->fid, "cm_takeover_handle",
+		      "fi_getinfo %s, info->handle %p (pep %p)",
+		      fi_strerror(-ret), ret ? NULL : (void *)info->handle,
+		      (void *)&pep->fid))
+		goto out;
+	ret = ft_conn_open(&g_fab, &conn, info);
+	info = NULL;	/* conn owns it */
+	ft_close_fid(&pep->fid, "cm_takeover_pep_close");
+	pep = NULL;
+	if (!ret)
+		ret = fi_getname(&conn.ep->fid, ep_name, &ep_len);
+	if (!ft_check(!ret && ep_len == pep_len &&
+		      !memcmp(ep_name, pep_name, ep_len), "cm_takeover_name",
+		      "%s; the endpoint is not at the pep's address",
+		      fi_strerror(-ret)))
+		goto out;
+	ret = ft_ctrl_post_recv(&conn);
+	if (!ret)
+		ret = ft_connect_finish(&conn, NULL, 0, NULL, NULL);
+	if (ft_check(!ret, "cm_takeover_connect", "%s", fi_strerror(-ret)))
+		ft_ctrl_send(&conn, pep_name, pep_len);
+out:
+	if (pep)
+		ft_close_fid(&pep->fid, "cm_takeover_pep_close");
+	ft_conn_close(&conn);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
 static void cm_client(void)
 {
 	if (cm_client_first() || cm_client_shutdown())
 		return;
 	cm_client_reject();
 	cm_client_no_listener();
+	cm_client_takeover();
 }
 
 int main(int argc, char **argv)

@@ -362,6 +362,155 @@ static void at_errors(void)
 		g_at.writes++;
 }
 
+/* ---- rank 1: what Sandia OpenSHMEM's locks post ---------------------- */
+
+#define AT_LOCK 4096		/* target offset of the lock words */
+#define AT_LOCK_LOCAL 2560	/* local offset of operand/compare/result */
+
+/* fi_fetch_atomicmsg / fi_compare_atomicmsg with FI_INJECT, as SOS's
+ * nonblocking fetches post them (fi_atomic(3): FI_INJECT gives back the
+ * constant buffers only; the result is written at completion). */
+static int at_msg_inject(enum at_kind kind, enum fi_op op,
+			 enum fi_datatype dt, uint64_t raddr, void *buf,
+			 void *cmp, void *res, struct ft_comp *comp)
+{
+	struct fi_ioc src = { .addr = buf, .count = 1 };
+	struct fi_ioc cmpv = { .addr = cmp, .count = 1 };
+	struct fi_ioc resv = { .addr = res, .count = 1 };
+	struct fi_rma_ioc rma = { .addr = raddr, .count = 1,
+				  .key = g_at.keys.key };
+	void *d = g_at.local.desc;
+	struct fi_msg_atomic msg = {
+		.msg_iov = &src, .desc = &d, .iov_count = 1,
+		.addr = g_at.addr[0], .rma_iov = &rma, .rma_iov_count = 1,
+		.datatype = dt, .op = op, .context = &g_at.ctx,
+	};
+	ssize_t ret;
+
+	if (kind == AT_FETCH)
+		ret = FT_RDM_POST(fi_fetch_atomicmsg(g_at.ep, &msg, &resv, &d,
+						     1, FI_INJECT));
+	else
+		ret = FT_RDM_POST(fi_compare_atomicmsg(g_at.ep, &msg, &cmpv,
+						       &d, 1, &resv, &d, 1,
+						       FI_INJECT));
+	if (ret)
+		return (int)ret;
+	ret = at_wait(comp);
+	if (!ret)
+		g_at.reads++;
+	else if (ret > 0)
+		g_at.errs++;
+	return (int)ret;
+}
+
+/* One step of the lock sequence: post, then the old value must be want. */
+static bool at_lock_step(const char *step, int ret, enum fi_datatype dt,
+			 const void *res, uint64_t want, char *why, size_t len)
+{
+	uint64_t got = 0;
+
+	if (dt == FI_INT32)
+		got = (uint32_t)*(const int32_t *)res;
+	else
+		memcpy(&got, res, sizeof(got));
+	if (!ret && got == want)
+		return true;
+	snprintf(why, len, "%s: %d (%s), old 0x%llx want 0x%llx", step, ret,
+		 fi_strerror(ret < 0 ? -ret : ret), (unsigned long long)got,
+		 (unsigned long long)want);
+	return false;
+}
+
+/* shmem_set_lock/clear_lock/test_lock (SOS src/shmem_lock.h over
+ * transport_ofi.h) on a 32- and a 64-bit word: atomic set by inject,
+ * swap (fetching FI_ATOMIC_WRITE), the same with FI_INJECT, atomic fetch
+ * (FI_ATOMIC_READ, no operand, FI_INJECT), FI_MSWAP, FI_CSWAP and
+ * FI_CSWAP with FI_INJECT.  SOS's set_lock got -FI_EINVAL here. */
+static void at_lock_one(enum fi_datatype dt, uint64_t raddr)
+{
+	uint8_t *l = (uint8_t *)g_at.local.ptr + AT_LOCK_LOCAL;
+	void *op = l, *cmp = l + 16, *res = l + 32;
+	const char *name = dt == FI_INT32 ? "atomic_lock_int32" :
+					    "atomic_lock_int64";
+	struct ft_comp comp;
+	char why[160];
+	int ret;
+
+#define AT_VAL(p, v) (dt == FI_INT32 ? (void)(*(int32_t *)(p) = (int32_t)(v)) \
+				     : (void)(*(int64_t *)(p) = (int64_t)(v)))
+	memset(l, 0xee, 48);
+	AT_VAL(op, 0);
+	ret = (int)FT_RDM_POST(fi_inject_atomic(g_at.ep, op, 1, g_at.addr[0],
+						raddr, g_at.keys.key, dt,
+						FI_ATOMIC_WRITE));
+	if (!ret)
+		g_at.writes++;
+	AT_VAL(op, 5);
+	ret = ret ? ret : at_do(AT_FETCH, FI_ATOMIC_WRITE, dt, raddr,
+				g_at.keys.key, 1, op, NULL, res, &comp);
+	if (!at_lock_step("set+swap", ret, dt, res, 0, why, sizeof(why)))
+		goto fail;
+	AT_VAL(op, 7);
+	ret = at_msg_inject(AT_FETCH, FI_ATOMIC_WRITE, dt, raddr, op, NULL,
+			    res, &comp);
+	if (!at_lock_step("swap FI_INJECT", ret, dt, res, 5, why, sizeof(why)))
+		goto fail;
+	ret = at_msg_inject(AT_FETCH, FI_ATOMIC_READ, dt, raddr, NULL, NULL,
+			    res, &comp);
+	if (!at_lock_step("fetch FI_INJECT", ret, dt, res, 7, why, sizeof(why)))
+		goto fail;
+	AT_VAL(op, 0x30);
+	AT_VAL(cmp, 0xf0);	/* the mask */
+	ret = at_do(AT_COMPARE, FI_MSWAP, dt, raddr, g_at.keys.key, 1, op,
+		    cmp, res, &comp);
+	if (!at_lock_step("mswap", ret, dt, res, 7, why, sizeof(why)))
+		goto fail;
+	AT_VAL(op, 9);
+	AT_VAL(cmp, 0x37);
+	ret = at_do(AT_COMPARE, FI_CSWAP, dt, raddr, g_at.keys.key, 1, op,
+		    cmp, res, &comp);
+	if (!at_lock_step("cswap", ret, dt, res, 0x37, why, sizeof(why)))
+		goto fail;
+	AT_VAL(op, 0);
+	AT_VAL(cmp, 9);
+	ret = at_msg_inject(AT_COMPARE, FI_CSWAP, dt, raddr, op, cmp, res,
+			    &comp);
+	if (!at_lock_step("cswap FI_INJECT", ret, dt, res, 9, why, sizeof(why)))
+		goto fail;
+	ret = at_msg_inject(AT_FETCH, FI_ATOMIC_READ, dt, raddr, NULL, NULL,
+			    res, &comp);
+	if (!at_lock_step("released", ret, dt, res, 0, why, sizeof(why)))
+		goto fail;
+#undef AT_VAL
+	ft_ok(name);
+	return;
+fail:
+	ft_fail(name, "%s", why);
+}
+
+static void at_lock(void)
+{
+	static const enum fi_datatype dts[] = { FI_INT32, FI_INT64 };
+	static const struct { enum at_kind kind; enum fi_op op; } need[] = {
+		{ AT_WRITE, FI_ATOMIC_WRITE }, { AT_FETCH, FI_ATOMIC_WRITE },
+		{ AT_FETCH, FI_ATOMIC_READ }, { AT_COMPARE, FI_MSWAP },
+		{ AT_COMPARE, FI_CSWAP },
+	};
+	size_t i, j, n = sizeof(need) / sizeof(need[0]);
+
+	for (i = 0; i < sizeof(dts) / sizeof(dts[0]); i++) {
+		for (j = 0; j < n; j++)
+			if (!at_has(need[j].kind, need[j].op, dts[i]))
+				break;
+		if (j < n)
+			ft_info("lock sequence on datatype %d not offered",
+				dts[i]);
+		else
+			at_lock_one(dts[i], g_at.keys.addr + AT_LOCK + 16 * i);
+	}
+}
+
 static void at_counters(void)
 {
 	int ret;
@@ -751,6 +900,7 @@ int main(int argc, char **argv)
 			if (g_at.events)
 				at_rma();
 			at_errors();
+			at_lock();
 			at_counters();
 		}
 		if (!at_barrier("swept") && g_at.rank)

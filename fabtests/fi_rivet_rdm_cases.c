@@ -561,11 +561,62 @@ static void rdm_cancel_one(const char *name, bool tagged)
 		 "completion %s (want FI_ECANCELED)", ft_comp_str(&comp));
 }
 
+/* fi_cq(3) err_data: the provider writes into the caller's buffer only
+ * the provider-specific data it has, err_data_size bytes; rivet has none
+ * for a cancel, so a buffer given must come back untouched, with
+ * err_data_size 0, and fi_cq_strerror must still say something. */
+static void rdm_cancel_err_data(void)
+{
+	const char *name = "rdm_cancel_err_data";
+	void *ctx = &g_rdm.rxctx[0];
+	struct fi_cq_err_entry e;
+	uint8_t canary[64], want[64];
+	struct fi_cq_tagged_entry c;
+	char str[128];
+	const char *s;
+	ssize_t ret;
+	uint64_t end = ft_now_ms() + ft_opts.timeout_ms;
+
+	if (rdm_recv(name, true, g_rdm.rx.ptr, 4096, RDM_TAG(T_CANCEL, 2), 0,
+		     FI_ADDR_UNSPEC, ctx))
+		return;
+	ret = fi_cancel(&g_rdm.ep[0].ep->fid, ctx);
+	if (ret) {
+		ft_fail(name, "fi_cancel: %s", fi_strerror((int)-ret));
+		return;
+	}
+	do
+		ret = fi_cq_read(g_rdm.ep[0].cq, &c, 1);
+	while (ret == -FI_EAGAIN && ft_now_ms() < end);
+	if (ret != -FI_EAVAIL) {
+		ft_fail(name, "fi_cq_read: %zd, want -FI_EAVAIL", ret);
+		return;
+	}
+	memset(canary, 0xa5, sizeof(canary));
+	memcpy(want, canary, sizeof(want));
+	memset(&e, 0x5a, sizeof(e));	/* an uninitialised entry ... */
+	e.err_data = canary;		/* ... with a buffer that it owns */
+	e.err_data_size = sizeof(canary);
+	ret = fi_cq_readerr(g_rdm.ep[0].cq, &e, 0);
+	if (!ft_check(ret == 1 && e.err == FI_ECANCELED && e.op_context == ctx,
+		      name, "fi_cq_readerr %zd, err %d (want 1, FI_ECANCELED)",
+		      ret, e.err))
+		return;
+	s = fi_cq_strerror(g_rdm.ep[0].cq, e.prov_errno, e.err_data, str,
+			   sizeof(str));
+	ft_check(!memcmp(canary, want, sizeof(canary)) &&
+		 e.err_data_size == 0 && s && *s && strcmp(s, "success"),
+		 name, "err_data_size %zu, buffer %s, strerror(%d) \"%s\"",
+		 e.err_data_size, memcmp(canary, want, sizeof(canary)) ?
+		 "overwritten" : "untouched", e.prov_errno, s ? s : "(null)");
+}
+
 /* Local on both sides: nothing is sent with these tags. */
 void rdm_cancel(void)
 {
 	rdm_cancel_one("rdm_cancel_trecv", true);
 	rdm_cancel_one("rdm_cancel_recv", false);
+	rdm_cancel_err_data();
 }
 
 /* ---- bad arguments ---------------------------------------------------- */

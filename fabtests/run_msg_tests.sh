@@ -157,8 +157,12 @@ fi_info -p "$prov" -t FI_EP_MSG >"$logdir/fi_info.log" 2>&1 ||
 
 run_single fi_rivet_getinfo -s "$addr"
 run_single fi_rivet_objects -s "$addr"
+run_single fi_rivet_ops -s "$addr"
 run_rivet_pair fi_rivet_cm
 run_rivet_pair fi_rivet_msg -S "$sizes"
+# a traffic class on the connection (the GRH's TOS on RoCE)
+run_rivet_pair_as fi_rivet_msg_tclass fi_rivet_msg -S 4096 -c low_latency
+run_rivet_pair_as fi_rivet_rma_tclass fi_rivet_rma -S 4096 -c dscp:26
 run_rivet_pair fi_rivet_rma -S "$sizes"
 # offset addressing (no FI_MR_VIRT_ADDR): remote addresses from 0
 run_rivet_pair_as fi_rivet_rma_offset fi_rivet_rma -O -S all -M 1m

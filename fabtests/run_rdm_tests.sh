@@ -36,8 +36,8 @@ checks.
   -I ITERS   ping-pong iterations of fi_rivet_rdm (default 10)
   -n NPROCS  processes of the mesh (default 8)
   -m RANKS   MPI ranks (default 4)
-  -x STEP    skip a step: rdm rdm_auto rdm_rma atomic native offset multi harden
-             rawpeer mesh kill mpi osc pingpong
+  -x STEP    skip a step: rdm rdm_auto rdm_rma tclass atomic native offset
+             multi harden rawpeer mesh kill mpi osc pingpong
              (repeatable)
 
 The environment goes to every program; FI_* variables also to the MPI
@@ -179,6 +179,15 @@ step_rdm_rma() {
 	run_pair fi_rivet_rdm_rma fi_rivet_rdm_rma $((port + 1000)) -- \
 		-p "$prov" -e rdm -s "$addr" -B "$port" -S "$sizes" \
 		-- -p "$prov" -e rdm -s "$addr" -P "$port" -S "$sizes" "$addr"
+}
+
+# RDM connections made with a traffic class (the GRH's TOS on RoCE)
+step_tclass() {
+	port=$((port + 2))
+	run_pair fi_rivet_rdm_rma_tclass fi_rivet_rdm_rma $((port + 1000)) -- \
+		-p "$prov" -e rdm -s "$addr" -B "$port" -S 4096 -c bulk_data \
+		-- -p "$prov" -e rdm -s "$addr" -P "$port" -S 4096 \
+		-c bulk_data "$addr"
 }
 
 # ofi_rxm pre-allocates some 70 MB per endpoint for its connections
@@ -414,7 +423,8 @@ echo "# provider $prov, address $addr, logs in $logdir"
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
-for s in rdm rdm_auto rdm_rma atomic native offset multi harden rawpeer mesh kill mpi osc pingpong; do
+for s in rdm rdm_auto rdm_rma tclass atomic native offset multi harden \
+	rawpeer mesh kill mpi osc pingpong; do
 	skipped "$s" || "step_$s"
 done
 

@@ -180,6 +180,9 @@ static void ft_usage(const char *prog, const char *desc, bool two_sided)
 	       " -T MS        timeout of every wait in ms (default %d)\n"
 	       " -O           no FI_MR_VIRT_ADDR in the hints: remote\n"
 	       "              addresses are offsets into their region\n"
+	       " -c CLASS     traffic class: best_effort, low_latency,\n"
+	       "              dedicated_access, bulk_data, scavenger,\n"
+	       "              network_ctrl or dscp:N (default unspec)\n"
 	       " -v           verbose\n"
 	       " -h           this help\n",
 	       FT_DEFAULT_PORT, FT_DEFAULT_PORT, FT_DEFAULT_TIMEOUT_MS);
@@ -217,6 +220,38 @@ static void ft_die_usage(const char *prog, const char *msg, const char *arg)
 	exit(2);
 }
 
+static const struct {
+	const char *name;
+	uint32_t tclass;
+} g_tclasses[] = {
+	{ "unspec", FI_TC_UNSPEC }, { "best_effort", FI_TC_BEST_EFFORT },
+	{ "low_latency", FI_TC_LOW_LATENCY },
+	{ "dedicated_access", FI_TC_DEDICATED_ACCESS },
+	{ "bulk_data", FI_TC_BULK_DATA }, { "scavenger", FI_TC_SCAVENGER },
+	{ "network_ctrl", FI_TC_NETWORK_CTRL },
+};
+
+static bool ft_parse_tclass(const char *str, uint32_t *tclass_p)
+{
+	char *end;
+	unsigned long dscp;
+	size_t i;
+
+	for (i = 0; i < sizeof(g_tclasses) / sizeof(g_tclasses[0]); i++) {
+		if (!strcasecmp(str, g_tclasses[i].name)) {
+			*tclass_p = g_tclasses[i].tclass;
+			return true;
+		}
+	}
+	if (strncasecmp(str, "dscp:", 5))
+		return false;
+	dscp = strtoul(str + 5, &end, 0);
+	if (end == str + 5 || *end || dscp > 63)
+		return false;
+	*tclass_p = fi_tc_dscp_set((uint8_t)dscp);
+	return true;
+}
+
 static void ft_parse_opt(const char *prog, int op, const char *arg)
 {
 	switch (op) {
@@ -227,6 +262,10 @@ static void ft_parse_opt(const char *prog, int op, const char *arg)
 	case 'P': ft_opts.dst_port = arg; break;
 	case 'v': ft_opts.verbose = true; break;
 	case 'O': ft_opts.mr_offset = true; break;
+	case 'c':
+		if (!ft_parse_tclass(arg, &ft_opts.tclass))
+			ft_die_usage(prog, "bad traffic class", arg);
+		break;
 	case 'I': ft_opts.iters = atoi(arg);
 		if (ft_opts.iters <= 0)
 			ft_die_usage(prog, "bad iteration count", arg);
@@ -274,7 +313,7 @@ void ft_parse_opts(int argc, char **argv, const char *desc, bool two_sided)
 	char optstr[64];
 	int op;
 
-	snprintf(optstr, sizeof(optstr), "p:d:e:I:S:M:s:B:P:T:vOh%s",
+	snprintf(optstr, sizeof(optstr), "p:d:e:I:S:M:s:B:P:T:c:vOh%s",
 		 g_extra_opts);
 	while ((op = getopt(argc, argv, optstr)) != -1) {
 		if (op == 'h') {
@@ -370,6 +409,7 @@ struct fi_info *ft_hints_alloc(uint64_t caps)
 	hints->domain_attr->mr_mode = FT_MR_MODE;
 	if (ft_opts.mr_offset)	/* -O: offset addressing */
 		hints->domain_attr->mr_mode &= ~FI_MR_VIRT_ADDR;
+	hints->tx_attr->tclass = ft_opts.tclass;
 	if (ft_opts.prov)
 		hints->fabric_attr->prov_name = strdup(ft_opts.prov);
 	if (ft_opts.domain)
@@ -405,20 +445,38 @@ static int ft_hints_set_src(struct fi_info *hints)
 }
 
 /* Server: resolve -s/-B as our source; client: the server's address. */
+/* -c: the class asked for must come back (fi_endpoint(3) defines it). */
+static int ft_check_tclass(const struct fi_info *hints, int ret,
+			   const struct fi_info *info)
+{
+	if (hints->tx_attr->tclass == FI_TC_UNSPEC)
+		return ret;
+	if (!ft_check(!ret && info->tx_attr->tclass ==
+			      hints->tx_attr->tclass, "getinfo_tclass",
+		      "traffic class 0x%x: %s, got 0x%x",
+		      hints->tx_attr->tclass, fi_strerror(-ret),
+		      ret ? 0 : info->tx_attr->tclass))
+		return ret ? ret : -FI_ENODATA;
+	return 0;
+}
+
 int ft_getinfo(struct fi_info *hints, struct fi_info **info_p)
 {
 	int ret;
 
-	if (ft_is_server())
-		return fi_getinfo(FT_FIVERSION, ft_opts.src_addr,
-				  ft_opts.src_port, FI_SOURCE, hints, info_p);
+	if (ft_is_server()) {
+		ret = fi_getinfo(FT_FIVERSION, ft_opts.src_addr,
+				 ft_opts.src_port, FI_SOURCE, hints, info_p);
+		return ft_check_tclass(hints, ret, ret ? NULL : *info_p);
+	}
 	if (ft_opts.src_addr) {
 		ret = ft_hints_set_src(hints);
 		if (ret)
 			return ret;
 	}
-	return fi_getinfo(FT_FIVERSION, ft_opts.dst_addr, ft_opts.dst_port, 0,
-			  hints, info_p);
+	ret = fi_getinfo(FT_FIVERSION, ft_opts.dst_addr, ft_opts.dst_port, 0,
+			 hints, info_p);
+	return ft_check_tclass(hints, ret, ret ? NULL : *info_p);
 }
 
 int ft_fab_open(struct ft_fab *fab, struct fi_info *info)

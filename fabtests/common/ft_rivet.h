@@ -58,6 +58,7 @@ struct ft_opts {
 	int timeout_ms;
 	bool verbose;
 	bool mr_offset;		/* -O: hints without FI_MR_VIRT_ADDR */
+	uint32_t tclass;	/* -c: tx_attr->tclass asked for */
 };
 
 /* A registered buffer. */

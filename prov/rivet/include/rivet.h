@@ -35,6 +35,7 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
@@ -229,24 +230,47 @@ int rivet_info_match(const struct fi_info *prov,
 int rivet_info_select(const struct rivet_info_limits *lim,
 		      const struct fi_info *hints, uint32_t version,
 		      struct fi_info **list_p);
+/* The IP TOS byte (DSCP << 2) for a traffic class, or -1 for
+ * FI_TC_UNSPEC (leave the fabric's default); -FI_ENODATA for a class
+ * that fi_endpoint(3) does not define.  Pure (rivet_info.c). */
+int rivet_tclass_tos(uint32_t tclass, int *tos_p);
+/* An endpoint's class: its tx_attr's, else its domain's. */
+uint32_t rivet_info_tclass(const struct fi_info *info);
 int rivet_getinfo(uint32_t version, const char *node, const char *service,
 		  uint64_t flags, const struct fi_info *hints,
 		  struct fi_info **info_p);
 
-/* ---- shared stubs (rivet_init.c) ---- */
+/* ---- shared -FI_ENOSYS stubs and tables (rivet_nosys.c) ---- */
 int rivet_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int rivet_no_control(struct fid *fid, int command, void *arg);
 int rivet_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		      void **ops, void *context);
+int rivet_no_tostr(const struct fid *fid, char *buf, size_t len);
+int rivet_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		     void *ops, void *context);
 int rivet_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
 		    struct fid_ep **tx_ep, void *context);
 int rivet_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
 		    struct fid_ep **rx_ep, void *context);
+int rivet_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int rivet_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		     size_t paramlen);
+int rivet_no_listen(struct fid_pep *pep);
+int rivet_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int rivet_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		    size_t paramlen);
+int rivet_no_shutdown(struct fid_ep *ep, uint64_t flags);
+int rivet_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		  struct fid_mc **mc, void *context);
+extern struct fi_ops_tagged g_rivet_no_tagged_ops;
+extern struct fi_ops_collective g_rivet_no_collective_ops;
 int rivet_errno_to_fi(int err);
 /* rdma_cm leaves min_rnr_timer at 0 (655 ms): a peer that finds no receive
  * posted would stall that long before retrying.  12 is 0.64 ms. */
 #define RIVET_MIN_RNR_TIMER 12
 void rivet_qp_set_rnr_timer(struct ibv_qp *qp);
+/* tos from rivet_tclass_tos (-1: leave the default) */
+void rivet_id_set_tos(struct rdma_cm_id *id, int tos);
 
 /* ---- fabric, domain (rivet_fabric.c, rivet_domain.c) ---- */
 struct rivet_fabric {
@@ -673,12 +697,17 @@ struct rivet_pep {
 	struct rdma_cm_id *id;
 	struct rivet_eq *eq;
 	int backlog;
+	int tos;		/* rivet_tclass_tos of the class, or -1 */
 	bool listening;
+	bool surrendered;	/* an active endpoint took its address */
 	union rivet_sockaddr src;
 };
 
 int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		   struct fid_pep **pep_p, void *context);
+/* Hands a pep's address to an active endpoint opened with the pep as
+ * info->handle (fi_endpoint(3)); the pep keeps nothing. */
+int rivet_pep_surrender(struct fid *handle, union rivet_sockaddr *addr_p);
 
 /* ---- MSG endpoints (rivet_msg_ep.c, rivet_msg.c, rivet_rma.c, rivet_cm.c) */
 enum rivet_ep_state {
@@ -740,6 +769,7 @@ struct rivet_ep {
 	uint8_t cm_data[RIVET_CM_DATA_SIZE + RIVET_CM_HDR_SIZE];
 	size_t cm_data_len;
 	size_t tx_size, rx_size, iov_limit;
+	int tos;	/* rivet_tclass_tos of the class, or -1 */
 };
 
 /* Emulated MSG atomics (rivet_msg_atomic.c): a step's work completion

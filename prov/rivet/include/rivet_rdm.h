@@ -275,6 +275,7 @@ struct rivet_rdm_ep {
 	pthread_mutex_t lock;	/* rivet_rdm_lock: see there */
 	bool locking;
 	bool enabled;
+	int tos;		/* rivet_tclass_tos of the class, or -1 */
 	struct rivet_av *av;
 	struct rivet_cq *tx_cq, *rx_cq;
 	bool tx_selective, rx_selective;

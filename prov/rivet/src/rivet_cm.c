@@ -204,34 +204,17 @@ static int rivet_ep_getpeer(struct fid_ep *fid, void *addr, size_t *addrlen)
 				  addr, addrlen);
 }
 
-static int rivet_ep_listen(struct fid_pep *pep)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_ep_reject(struct fid_pep *pep, fid_t handle,
-			   const void *param, size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_ep_join(struct fid_ep *ep, const void *addr, uint64_t flags,
-			 struct fid_mc **mc, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 struct fi_ops_cm g_rivet_ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = rivet_ep_setname,
 	.getname = rivet_ep_getname,
 	.getpeer = rivet_ep_getpeer,
 	.connect = rivet_ep_connect,
-	.listen = rivet_ep_listen,
+	.listen = rivet_no_listen,
 	.accept = rivet_ep_accept,
-	.reject = rivet_ep_reject,
+	.reject = rivet_no_reject,
 	.shutdown = rivet_ep_shutdown,
-	.join = rivet_ep_join,
+	.join = rivet_no_join,
 };
 
 /* ---- rdma_cm events ---- */

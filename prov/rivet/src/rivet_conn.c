@@ -134,6 +134,7 @@ static int rivet_conn_start(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	rivet_addr_set_port(&src.sa, 0);
 	if (rdma_create_id(ep->cm_channel, &conn->id, conn, RDMA_PS_TCP))
 		return rivet_errno_to_fi(errno);
+	rivet_id_set_tos(conn->id, ep->tos);
 	if (rdma_resolve_addr(conn->id, &src.sa, (struct sockaddr *)&dst->sa,
 			      RIVET_CONN_TIMEOUT_MS)) {
 		RIVET_WARN_ERRNO(EP_CTRL, "rdma_resolve_addr", errno);

@@ -489,39 +489,32 @@ static ssize_t rivet_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 	return rivet_cq_readfrom(cq_fid, buf, count, NULL);
 }
 
-/* Fabrics opened with an API older than 1.5 always get our buffer. */
-static bool rivet_cq_err_data_legacy(const struct rivet_cq *cq)
-{
-	const struct fi_info *info = cq->domain->info;
-	uint32_t version = 0;
-
-	if (info && info->fabric_attr)
-		version = info->fabric_attr->api_version;
-	return version && version < FI_VERSION(1, 5);
-}
-
+/*
+ * err_data (fi_cq(3)): rivet's only provider data is the entry's text
+ * (operation, peer, reason).  A caller with err_data_size 0 gets it in a
+ * buffer of the CQ's, valid until the next read.  A caller's own buffer
+ * is never written: an application that hands over an uninitialised
+ * entry (garbage pointer and size) must not have its memory corrupted,
+ * so it gets its pointer back with err_data_size 0, and fi_cq_strerror
+ * names prov_errno.
+ */
 static void rivet_cq_err_fill(struct rivet_cq *cq,
 			      const struct rivet_cq_entry *e,
 			      struct fi_cq_err_entry *buf)
 {
-	void *user_data = buf->err_data;
-	size_t user_size = buf->err_data_size;
-	int len;
+	bool own = !buf->err_data_size;
+	void *user_data = own ? NULL : buf->err_data;
 
-	rivet_cq_err_text(e, cq->err_buf, sizeof(cq->err_buf));
-	len = (int)strlen(cq->err_buf) + 1;
+	if (own)
+		rivet_cq_err_text(e, cq->err_buf, sizeof(cq->err_buf));
 	*buf = (struct fi_cq_err_entry) {
 		.op_context = e->op_context, .flags = e->flags,
 		.len = e->len, .buf = e->buf, .data = e->data,
 		.err = e->err, .prov_errno = e->prov_errno,
 		.tag = e->tag, .olen = e->olen,
-		.err_data = cq->err_buf, .err_data_size = (size_t)len,
+		.err_data = own ? cq->err_buf : user_data,
+		.err_data_size = own ? strlen(cq->err_buf) + 1 : 0,
 	};
-	if (user_data && user_size && !rivet_cq_err_data_legacy(cq)) {
-		buf->err_data_size = RIVET_MIN(user_size, (size_t)len);
-		memcpy(user_data, cq->err_buf, buf->err_data_size);
-		buf->err_data = user_data;
-	}
 }
 
 static ssize_t rivet_cq_readerr(struct fid_cq *cq_fid,
@@ -940,6 +933,8 @@ static struct fi_ops g_rivet_cq_fi_ops = {
 	.bind = rivet_no_bind,
 	.control = rivet_cq_control,
 	.ops_open = rivet_no_ops_open,
+	.tostr = rivet_no_tostr,
+	.ops_set = rivet_no_ops_set,
 };
 
 static struct fi_ops_cq g_rivet_cq_ops = {

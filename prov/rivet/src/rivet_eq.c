@@ -435,6 +435,8 @@ static struct fi_ops g_rivet_eq_fi_ops = {
 	.bind = rivet_no_bind,
 	.control = rivet_eq_control,
 	.ops_open = rivet_no_ops_open,
+	.tostr = rivet_no_tostr,
+	.ops_set = rivet_no_ops_set,
 };
 
 static struct fi_ops_eq g_rivet_eq_ops = {

@@ -68,6 +68,8 @@ static struct fi_ops g_rivet_fabric_fi_ops = {
 	.bind = rivet_no_bind,
 	.control = rivet_no_control,
 	.ops_open = rivet_no_ops_open,
+	.tostr = rivet_no_tostr,
+	.ops_set = rivet_no_ops_set,
 };
 
 static struct fi_ops_fabric g_rivet_fabric_ops = {

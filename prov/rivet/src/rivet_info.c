@@ -684,9 +684,50 @@ static int rivet_match_mode(struct rivet_match *m)
 	return 0;
 }
 
+/*
+ * Traffic classes (fi_endpoint(3)) as the IP TOS byte that rdma_cm puts
+ * in the RoCE GRH traffic class (RDMA_OPTION_ID_TOS), and from which IB
+ * subnet managers derive the service level (the QoS class of the path
+ * query): DSCP << 2.  The labels take the DiffServ code points of RFC
+ * 4594's service classes.
+ */
+static const uint8_t g_rivet_tc_dscp[] = {
+	[FI_TC_BEST_EFFORT - FI_TC_LABEL] = 0,		/* CS0, default */
+	[FI_TC_LOW_LATENCY - FI_TC_LABEL] = 46,		/* EF */
+	[FI_TC_DEDICATED_ACCESS - FI_TC_LABEL] = 34,	/* AF41 */
+	[FI_TC_BULK_DATA - FI_TC_LABEL] = 10,		/* AF11 */
+	[FI_TC_SCAVENGER - FI_TC_LABEL] = 8,		/* CS1 */
+	[FI_TC_NETWORK_CTRL - FI_TC_LABEL] = 48,	/* CS6 */
+};
+
+int rivet_tclass_tos(uint32_t tclass, int *tos_p)
+{
+	int dscp;
+
+	if (tclass == FI_TC_UNSPEC)
+		dscp = -1;	/* the fabric's default: set nothing */
+	else if ((tclass & ~0x3fu) == FI_TC_DSCP)
+		dscp = (int)(tclass & 0x3f);
+	else if (tclass >= FI_TC_LABEL &&
+		 tclass - FI_TC_LABEL < RIVET_COUNT(g_rivet_tc_dscp))
+		dscp = g_rivet_tc_dscp[tclass - FI_TC_LABEL];
+	else
+		return -FI_ENODATA;	/* no provider-specific classes */
+	if (tos_p)
+		*tos_p = dscp < 0 ? -1 : dscp << 2;
+	return 0;
+}
+
+uint32_t rivet_info_tclass(const struct fi_info *info)
+{
+	if (info->tx_attr && info->tx_attr->tclass != FI_TC_UNSPEC)
+		return info->tx_attr->tclass;
+	return info->domain_attr ? info->domain_attr->tclass : FI_TC_UNSPEC;
+}
+
 static bool rivet_tclass_ok(uint32_t tclass)
 {
-	return tclass == FI_TC_UNSPEC || tclass == FI_TC_BEST_EFFORT;
+	return !rivet_tclass_tos(tclass, NULL);
 }
 
 /* FI_THREAD_SAFE satisfies every threading level; report the one asked
@@ -948,6 +989,10 @@ int rivet_info_match(const struct fi_info *prov,
 	free(m.fi->fabric_attr->prov_name);
 	m.fi->fabric_attr->prov_name = NULL;
 	m.fi->fabric_attr->api_version = version;
+	/* fi_getinfo(3): a passive endpoint given as hints->handle comes
+	 * back in info->handle, for fi_endpoint to take its address */
+	if (hints && hints->handle && hints->handle->fclass == FI_CLASS_PEP)
+		m.fi->handle = hints->handle;
 	*out_p = m.fi;
 	return 0;
 }

@@ -1,38 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Provider entry point (fi_prov_ini), the provider descriptor, cleanup, and
- * the shared -FI_ENOSYS stubs and errno conversion used by every object.
+ * and the errno conversion used by every object (the -FI_ENOSYS stubs are
+ * in rivet_nosys.c).
  */
 #include "rivet.h"
-
-int rivet_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-int rivet_no_control(struct fid *fid, int command, void *arg)
-{
-	return -FI_ENOSYS;
-}
-
-int rivet_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
-		      void **ops, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-/* No endpoint of rivet's is scalable: no tx/rx contexts to open. */
-int rivet_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
-		    struct fid_ep **tx_ep, void *context)
-{
-	return -FI_ENOSYS;
-}
-
-int rivet_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
-		    struct fid_ep **rx_ep, void *context)
-{
-	return -FI_ENOSYS;
-}
 
 /* errno (positive) from libibverbs/librdmacm/libc to a negative FI_E* code */
 int rivet_errno_to_fi(int err)
@@ -83,6 +55,21 @@ void rivet_qp_set_rnr_timer(struct ibv_qp *qp)
 	if (ret)
 		RIVET_INFO(EP_CTRL, "min_rnr_timer on qp 0x%x: %s\n",
 			   qp->qp_num, strerror(ret));
+}
+
+/* Before the route is resolved: rdma_cm puts the TOS in the RoCE GRH and
+ * asks IB's subnet manager for the matching service level.  A device or
+ * kernel that refuses it leaves the connection on the default class. */
+void rivet_id_set_tos(struct rdma_cm_id *id, int tos)
+{
+	uint8_t val = (uint8_t)tos;
+
+	if (tos < 0)
+		return;
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &val,
+			    sizeof(val)))
+		RIVET_INFO(EP_CTRL, "rdma_set_option(TOS %d): %s\n", tos,
+			   strerror(errno));
 }
 
 static void rivet_prov_cleanup(void)

@@ -142,6 +142,8 @@ static struct fi_ops g_rivet_mr_fi_ops = {
 	.bind = rivet_mr_bind,
 	.control = rivet_mr_control,
 	.ops_open = rivet_no_ops_open,
+	.tostr = rivet_no_tostr,
+	.ops_set = rivet_no_ops_set,
 };
 
 /* The core's utility providers (ofi_rxm) pass their internal

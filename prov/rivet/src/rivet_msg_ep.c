@@ -205,6 +205,7 @@ static int rivet_ep_create_id(struct rivet_ep *ep)
 	if (rdma_create_id(ep->eq->channel, &ep->id, &ep->ep_fid.fid,
 			   RDMA_PS_TCP))
 		return rivet_errno_to_fi(errno);
+	rivet_id_set_tos(ep->id, ep->tos);
 	if (!ep->src.sa.sa_family) {
 		memcpy(&ep->src, &dev->addrs[0].addr,
 		       rivet_addr_len(&dev->addrs[0].addr.sa));
@@ -450,6 +451,8 @@ static struct fi_ops g_rivet_ep_fi_ops = {
 	.bind = rivet_ep_bind,
 	.control = rivet_ep_control,
 	.ops_open = rivet_no_ops_open,
+	.tostr = rivet_no_tostr,
+	.ops_set = rivet_no_ops_set,
 };
 
 static struct fi_ops_ep g_rivet_ep_ops = {
@@ -485,6 +488,8 @@ static int rivet_ep_construct(struct rivet_ep *ep, struct rivet_domain *dom,
 	if (ep->tx_size > (size_t)dev->attr.max_qp_wr ||
 	    ep->rx_size > (size_t)dev->attr.max_qp_wr)
 		return -FI_EINVAL;
+	if (rivet_tclass_tos(rivet_info_tclass(info), &ep->tos))
+		return -FI_EINVAL;
 	if (info->src_addr && rivet_addr_len(info->src_addr))
 		memcpy(&ep->src, info->src_addr,
 		       rivet_addr_len(info->src_addr));
@@ -503,7 +508,8 @@ int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
 	struct rivet_ep *ep;
 	int ret;
 
-	if (info->handle && info->handle->fclass != FI_CLASS_CONNREQ)
+	if (info->handle && info->handle->fclass != FI_CLASS_CONNREQ &&
+	    info->handle->fclass != FI_CLASS_PEP)
 		return -FI_EINVAL;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
@@ -514,7 +520,14 @@ int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
 		free(ep);
 		return ret;
 	}
-	if (info->handle) {
+	if (info->handle && info->handle->fclass == FI_CLASS_PEP) {
+		ret = rivet_pep_surrender(info->handle, &ep->src);
+		if (ret) {
+			fi_freeinfo(ep->info);
+			free(ep);
+			return ret;
+		}
+	} else if (info->handle) {
 		ep->connreq = container_of(info->handle, struct rivet_connreq,
 					   handle);
 		info->handle = NULL;	/* the endpoint owns it now */
@@ -527,6 +540,8 @@ int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.msg = &g_rivet_msg_ops;
 	ep->ep_fid.rma = &g_rivet_rma_ops;
 	ep->ep_fid.atomic = &g_rivet_msg_atomic_ops;
+	ep->ep_fid.tagged = &g_rivet_no_tagged_ops;
+	ep->ep_fid.collective = &g_rivet_no_collective_ops;
 	atomic_fetch_add(&dom->refcnt, 1);
 	*ep_p = &ep->ep_fid;
 	return 0;

@@ -60,6 +60,7 @@ static int rivet_pep_bind_addr(struct rivet_pep *pep)
 	if (rdma_create_id(pep->eq->channel, &pep->id, &pep->pep_fid.fid,
 			   RDMA_PS_TCP))
 		return rivet_errno_to_fi(errno);
+	rivet_id_set_tos(pep->id, pep->tos);
 	if (!pep->src.sa.sa_family)
 		pep->src.sin.sin_family = AF_INET;	/* wildcard */
 	if (rdma_bind_addr(pep->id, &pep->src.sa)) {
@@ -77,6 +78,8 @@ static int rivet_pep_listen(struct fid_pep *fid)
 	struct rivet_pep *pep = container_of(fid, struct rivet_pep, pep_fid);
 	int ret;
 
+	if (pep->surrendered)
+		return -FI_EOPBADSTATE;
 	if (!pep->eq)
 		return -FI_ENOEQ;
 	if (pep->listening)
@@ -125,7 +128,7 @@ static int rivet_pep_setname(fid_t fid, void *addr, size_t addrlen)
 	if (!addr || addrlen < sizeof(sa->sa_family) || !rivet_addr_len(sa) ||
 	    addrlen < rivet_addr_len(sa))
 		return -FI_EINVAL;
-	if (pep->id)
+	if (pep->id || pep->surrendered)
 		return -FI_EOPBADSTATE;
 	memcpy(&pep->src, sa, rivet_addr_len(sa));
 	return 0;
@@ -185,40 +188,14 @@ static ssize_t rivet_pep_size_left(struct fid_ep *ep)
 	return -FI_ENOSYS;
 }
 
-static int rivet_pep_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_pep_connect(struct fid_ep *ep, const void *addr,
-			     const void *param, size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_pep_accept(struct fid_ep *ep, const void *param,
-			    size_t paramlen)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_pep_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_pep_join(struct fid_ep *ep, const void *addr,
-			  uint64_t flags, struct fid_mc **mc, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops g_rivet_pep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = rivet_pep_close,
 	.bind = rivet_pep_bind,
 	.control = rivet_pep_control,
 	.ops_open = rivet_no_ops_open,
+	.tostr = rivet_no_tostr,
+	.ops_set = rivet_no_ops_set,
 };
 
 static struct fi_ops_ep g_rivet_pep_ops = {
@@ -236,13 +213,13 @@ static struct fi_ops_cm g_rivet_pep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = rivet_pep_setname,
 	.getname = rivet_pep_getname,
-	.getpeer = rivet_pep_getpeer,
-	.connect = rivet_pep_connect,
+	.getpeer = rivet_no_getpeer,
+	.connect = rivet_no_connect,
 	.listen = rivet_pep_listen,
-	.accept = rivet_pep_accept,
+	.accept = rivet_no_accept,
 	.reject = rivet_pep_reject,
-	.shutdown = rivet_pep_shutdown,
-	.join = rivet_pep_join,
+	.shutdown = rivet_no_shutdown,
+	.join = rivet_no_join,
 };
 
 int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,
@@ -253,6 +230,8 @@ int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 
 	if (!info || !pep_p || (info->ep_attr &&
 				info->ep_attr->type != FI_EP_MSG))
+		return -FI_EINVAL;
+	if (rivet_tclass_tos(rivet_info_tclass(info), NULL))
 		return -FI_EINVAL;
 	pep = calloc(1, sizeof(*pep));
 	if (!pep)
@@ -267,6 +246,7 @@ int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		       rivet_addr_len(info->src_addr));
 	pep->fabric = fab;
 	pep->backlog = 128;
+	rivet_tclass_tos(rivet_info_tclass(info), &pep->tos);
 	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
 	pep->pep_fid.fid.context = context;
 	pep->pep_fid.fid.ops = &g_rivet_pep_fi_ops;
@@ -274,5 +254,36 @@ int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 	pep->pep_fid.cm = &g_rivet_pep_cm_ops;
 	atomic_fetch_add(&fab->refcnt, 1);
 	*pep_p = &pep->pep_fid;
+	return 0;
+}
+
+/*
+ * fi_endpoint(3): an active endpoint may take over a passive endpoint's
+ * address (socket-style setup: reserve the address, then decide which
+ * side to play).  The pep gives up its rdma_cm id, listening or not, and
+ * with it the address, which the endpoint binds when it is enabled; the
+ * pep is only good for fi_close afterwards.  A pep with no address yet
+ * hands over nothing (*addr_p untouched).
+ */
+int rivet_pep_surrender(struct fid *handle, union rivet_sockaddr *addr_p)
+{
+	struct rivet_pep *pep;
+	const struct sockaddr *sa;
+
+	if (handle->fclass != FI_CLASS_PEP ||
+	    handle->ops != &g_rivet_pep_fi_ops)
+		return -FI_EINVAL;
+	pep = container_of(handle, struct rivet_pep, pep_fid.fid);
+	if (pep->surrendered)
+		return -FI_EOPBADSTATE;
+	sa = pep->id ? rdma_get_local_addr(pep->id) : &pep->src.sa;
+	if (rivet_addr_len(sa))
+		memcpy(addr_p, sa, rivet_addr_len(sa));
+	if (pep->id) {
+		rdma_destroy_id(pep->id);
+		pep->id = NULL;
+	}
+	pep->listening = false;
+	pep->surrendered = true;
 	return 0;
 }

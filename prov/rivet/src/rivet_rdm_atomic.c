@@ -75,9 +75,11 @@ static int rivet_atomic_check(bool native, const struct rivet_atomic_req *req,
 	    (!req->comparev ||
 	     rivet_ioc_elems(req->comparev, req->compare_count) != n))
 		return -FI_EINVAL;
+	/* fi_atomic(3): FI_INJECT gives back the constant buffers (operands,
+	 * compare values), which rivet copies at the call anyway; the
+	 * results of a fetch or compare are written when it completes */
 	if ((req->flags & FI_INJECT) &&
-	    (req->kind != RIVET_ATOMIC_WRITE ||
-	     n * rivet_atomic_size(req->datatype) > RIVET_RDM_INJECT_SIZE))
+	    n * rivet_atomic_size(req->datatype) > RIVET_RDM_INJECT_SIZE)
 		return -FI_EINVAL;
 	*n_p = n;
 	return 0;

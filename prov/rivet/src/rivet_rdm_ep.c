@@ -517,6 +517,8 @@ static struct fi_ops g_rivet_rdm_ep_fi_ops = {
 	.bind = rivet_rdm_ep_bind,
 	.control = rivet_rdm_ep_control,
 	.ops_open = rivet_no_ops_open,
+	.tostr = rivet_no_tostr,
+	.ops_set = rivet_no_ops_set,
 };
 
 static struct fi_ops_ep g_rivet_rdm_ep_ops = {
@@ -534,6 +536,13 @@ static struct fi_ops_cm g_rivet_rdm_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = rivet_rdm_ep_setname,
 	.getname = rivet_rdm_ep_getname,
+	.getpeer = rivet_no_getpeer,
+	.connect = rivet_no_connect,
+	.listen = rivet_no_listen,
+	.accept = rivet_no_accept,
+	.reject = rivet_no_reject,
+	.shutdown = rivet_no_shutdown,
+	.join = rivet_no_join,
 };
 
 /* The listener is made at open: the endpoint's name exists at once. */
@@ -550,6 +559,7 @@ static int rivet_rdm_ep_listen(struct rivet_rdm_ep *ep,
 	      fcntl(ep->cm_channel->fd, F_GETFL) | O_NONBLOCK);
 	if (rdma_create_id(ep->cm_channel, &ep->listen_id, NULL, RDMA_PS_TCP))
 		return rivet_errno_to_fi(errno);
+	rivet_id_set_tos(ep->listen_id, ep->tos);
 	memset(&src, 0, sizeof(src));
 	if (info->src_addr && rivet_addr_len(info->src_addr))
 		memcpy(&src, info->src_addr, rivet_addr_len(info->src_addr));
@@ -614,6 +624,7 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	ep->ep_fid.tagged = &g_rivet_rdm_tagged_ops;
 	ep->ep_fid.rma = &g_rivet_rdm_rma_ops;
 	ep->ep_fid.atomic = &g_rivet_rdm_atomic_ops;
+	ep->ep_fid.collective = &g_rivet_no_collective_ops;
 }
 
 int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -631,6 +642,11 @@ int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		return -FI_ENOMEM;
 	}
 	rivet_rdm_ep_construct(ep, dom, info);
+	if (rivet_tclass_tos(rivet_info_tclass(info), &ep->tos)) {
+		fi_freeinfo(ep->info);
+		free(ep);
+		return -FI_EINVAL;
+	}
 	/* an RMA event message goes inline, behind the RDMA work request */
 	if (ep->rma_event && ep->max_inline < sizeof(struct rivet_wire_hdr) +
 					      sizeof(struct rivet_wire_rma_event)) {

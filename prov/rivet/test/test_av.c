@@ -36,19 +36,6 @@ __attribute__((weak)) void rivet_rdm_ep_addr_removed(struct rivet_rdm_ep *ep,
 	g_removed[g_nremoved++].addr = addr;
 }
 
-__attribute__((weak)) int rivet_no_control(struct fid *fid, int command,
-					   void *arg)
-{
-	return -FI_ENOSYS;
-}
-
-__attribute__((weak)) int rivet_no_ops_open(struct fid *fid, const char *name,
-					    uint64_t flags, void **ops,
-					    void *context)
-{
-	return -FI_ENOSYS;
-}
-
 /* ---- fixtures ---- */
 
 static struct rivet_fabric g_fabric;

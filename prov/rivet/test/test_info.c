@@ -689,3 +689,84 @@ Test(info, msg_rma_offset_addressing)
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
+
+/* Every traffic class fi_endpoint(3) defines is accepted, in the domain
+ * and in tx_attr, and comes back as asked (issue 17: the fabtests
+ * benchmarks ask for FI_TC_LOW_LATENCY and FI_TC_BULK_DATA). */
+Test(info, tclass_every_defined_class)
+{
+	uint32_t tc[] = { FI_TC_UNSPEC, FI_TC_BEST_EFFORT, FI_TC_LABEL,
+			  FI_TC_LOW_LATENCY, FI_TC_DEDICATED_ACCESS,
+			  FI_TC_BULK_DATA, FI_TC_SCAVENGER,
+			  FI_TC_NETWORK_CTRL, FI_TC_DSCP, fi_tc_dscp_set(46),
+			  fi_tc_dscp_set(63) };
+	size_t i;
+
+	for (i = 0; i < COUNT(tc); i++) {
+		struct fi_info *h = hints_base(), *fi;
+
+		h->domain_attr->tclass = tc[i];
+		fi = match_ok(h, V_NOW);
+		cr_assert_eq(fi->domain_attr->tclass, tc[i], "0x%x", tc[i]);
+		fi_freeinfo(fi);
+		h->domain_attr->tclass = FI_TC_UNSPEC;
+		h->tx_attr->tclass = tc[i];
+		fi = match_ok(h, V_NOW);
+		cr_assert_eq(fi->tx_attr->tclass, tc[i], "0x%x", tc[i]);
+		cr_assert_eq(rivet_info_tclass(fi), tc[i]);
+		fi_freeinfo(fi);
+		fi_freeinfo(h);
+	}
+}
+
+/* The TOS byte each class becomes (man/fi_rivet.7.md). */
+Test(info, tclass_tos_mapping)
+{
+	static const struct { uint32_t tc; int tos; } map[] = {
+		{ FI_TC_UNSPEC, -1 },
+		{ FI_TC_BEST_EFFORT, 0 },
+		{ FI_TC_LOW_LATENCY, 46 << 2 },
+		{ FI_TC_DEDICATED_ACCESS, 34 << 2 },
+		{ FI_TC_BULK_DATA, 10 << 2 },
+		{ FI_TC_SCAVENGER, 8 << 2 },
+		{ FI_TC_NETWORK_CTRL, 48 << 2 },
+		{ FI_TC_DSCP, 0 },
+		{ FI_TC_DSCP | 26, 26 << 2 },
+		{ FI_TC_DSCP | 63, 63 << 2 },
+	};
+	size_t i;
+	int tos;
+
+	for (i = 0; i < COUNT(map); i++) {
+		tos = 1000;
+		cr_assert_eq(rivet_tclass_tos(map[i].tc, &tos), 0);
+		cr_assert_eq(tos, map[i].tos, "class 0x%x: tos %d", map[i].tc,
+			     tos);
+	}
+	cr_assert_eq(rivet_tclass_tos(FI_TC_DSCP | 64, &tos), -FI_ENODATA);
+	cr_assert_eq(rivet_tclass_tos(FI_TC_NETWORK_CTRL + 1, &tos),
+		     -FI_ENODATA);
+	cr_assert_eq(rivet_tclass_tos(0x1ff, &tos), -FI_ENODATA);
+	cr_assert_eq(rivet_tclass_tos(1, &tos), -FI_ENODATA);
+}
+
+/* fi_getinfo(3): a passive endpoint in hints->handle is copied to
+ * info->handle (fi_msg_sockets: an active endpoint then takes the pep's
+ * address); other handles are not ours to pass on. */
+Test(info, hints_handle_pep_copied)
+{
+	struct fid pep = { .fclass = FI_CLASS_PEP };
+	struct fid other = { .fclass = FI_CLASS_CONNREQ };
+	struct fi_info *h = hints_base(), *fi;
+
+	h->handle = &pep;
+	fi = match_ok(h, V_NOW);
+	cr_assert_eq(fi->handle, &pep);
+	fi_freeinfo(fi);
+	h->handle = &other;
+	fi = match_ok(h, V_NOW);
+	cr_assert_null(fi->handle);
+	fi_freeinfo(fi);
+	h->handle = NULL;
+	fi_freeinfo(h);
+}

@@ -75,8 +75,11 @@ MUT(mr_scalable, h->domain_attr->mr_mode = FI_MR_SCALABLE;
 MUT(mr_basic_without_local_mr, h->domain_attr->mr_mode = FI_MR_BASIC)
 /* ---- domain ---- */
 MUT(ctrl_auto, h->domain_attr->control_progress = FI_PROGRESS_AUTO)
-MUT(tclass_low_latency, h->domain_attr->tclass = FI_TC_LOW_LATENCY)
-MUT(tclass_dscp, h->domain_attr->tclass = fi_tc_dscp_set(46))
+/* a class fi_endpoint(3) does not define (rivet has no provider-
+ * specific ones), a DSCP beyond 6 bits, a label past the last */
+MUT(tclass_provider, h->domain_attr->tclass = 0x300)
+MUT(tclass_dscp_64, h->domain_attr->tclass = FI_TC_DSCP | 64)
+MUT(tclass_label_past, h->domain_attr->tclass = FI_TC_NETWORK_CTRL + 1)
 MUT(cq_data_8, h->domain_attr->cq_data_size = 8)
 MUT(cq_data_without_rx_cq_data, h->mode = FI_CONTEXT;
     h->domain_attr->cq_data_size = 4)
@@ -109,7 +112,7 @@ MUT(tx_inject, h->tx_attr->inject_size = 241)
 MUT(tx_size, h->tx_attr->size = 16385)
 MUT(tx_iov, h->tx_attr->iov_limit = 33)
 MUT(tx_rma_iov, h->tx_attr->rma_iov_limit = 2)
-MUT(tx_tclass, h->tx_attr->tclass = FI_TC_BULK_DATA)
+MUT(tx_tclass, h->tx_attr->tclass = 0x1000)
 /* ---- receive ---- */
 MUT(rx_op_multi_recv, h->rx_attr->op_flags = FI_MULTI_RECV)
 MUT(rx_op_inject, h->rx_attr->op_flags = FI_INJECT)
@@ -139,7 +142,8 @@ static const struct hint_case g_nodata[] = {
 	CASE(mr_no_local), CASE(mr_no_local_but_mode), CASE(mr_no_prov_key),
 	CASE(mr_no_allocated), CASE(mr_zero),
 	CASE(mr_scalable), CASE(mr_basic_without_local_mr),
-	CASE(ctrl_auto), CASE(tclass_low_latency), CASE(tclass_dscp),
+	CASE(ctrl_auto), CASE(tclass_provider), CASE(tclass_dscp_64),
+	CASE(tclass_label_past),
 	CASE(cq_data_8), CASE(cq_data_without_rx_cq_data), CASE(mr_key_8),
 	CASE(max_err_data), CASE(cq_cnt), CASE(ep_cnt), CASE(dom_tx_ctx_cnt),
 	CASE(dom_rx_ctx_cnt), CASE(max_ep_tx_ctx), CASE(max_ep_rx_ctx),
