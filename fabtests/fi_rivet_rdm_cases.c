@@ -676,29 +676,19 @@ static void rdm_bad_addr(const char *name, struct ft_rdm_ep *a,
 		ft_check(comp.err != 0, name, "the send succeeded");
 }
 
-/* A fabric of its own with endpoints a and b, a's AV holding b. */
+/* A fabric of its own with endpoints a and b, each in the other's AV. */
 struct rdm_bad_env {
-	struct ft_fab fab;
-	struct ft_rdm_ep a;
-	struct ft_rdm_ep b;
+	struct ft_rdm_pair p;
 	struct ft_buf buf;
-	fi_addr_t addr_b;
 };
 
 static int rdm_bad_open(struct rdm_bad_env *env)
 {
-	struct fi_info *hints = ft_rdm_hints(FT_RDM_CAPS, FI_THREAD_UNSPEC);
 	int ret;
 
 	memset(env, 0, sizeof(*env));
-	ft_rdm_forget();
-	ret = ft_rdm_fab_open(&env->fab, hints, true);
-	fi_freeinfo(hints);
-	ret = ret ? ret : ft_rdm_ep_open(&env->fab, NULL, true, 0, &env->a);
-	ret = ret ? ret : ft_rdm_ep_open(&env->fab, NULL, true, 0, &env->b);
-	ret = ret ? ret : ft_rdm_av_insert(env->a.av, env->b.name,
-					   &env->addr_b);
-	ret = ret ? ret : ft_buf_alloc(env->fab.domain, 4096, FI_SEND,
+	ret = ft_rdm_pair_open(&env->p, FT_RDM_CAPS);
+	ret = ret ? ret : ft_buf_alloc(env->p.fab.domain, 4096, FI_SEND,
 				       &env->buf);
 	if (ret)
 		ft_fail("rdm_bad_setup", "%s", fi_strerror(-ret));
@@ -708,9 +698,7 @@ static int rdm_bad_open(struct rdm_bad_env *env)
 static void rdm_bad_close(struct rdm_bad_env *env)
 {
 	ft_buf_free(&env->buf);
-	ft_rdm_ep_close(&env->b);
-	ft_rdm_ep_close(&env->a);
-	ft_fab_close(&env->fab);
+	ft_rdm_pair_close(&env->p);
 }
 
 /* Each misuse in a child process with its own fabric: a crash costs one
@@ -720,7 +708,7 @@ static void rdm_bad_iov_child(void)
 	struct rdm_bad_env env;
 
 	if (!rdm_bad_open(&env))
-		rdm_bad_iov(env.fab.info, &env.a, env.addr_b, env.buf.desc,
+		rdm_bad_iov(env.p.fab.info, &env.p.a, env.p.a2b, env.buf.desc,
 			    env.buf.ptr);
 	rdm_bad_close(&env);
 }
@@ -730,7 +718,7 @@ static void rdm_bad_addr_child(void)
 	struct rdm_bad_env env;
 
 	if (!rdm_bad_open(&env))
-		rdm_bad_addr("rdm_bad_fi_addr", &env.a, env.addr_b + 1000,
+		rdm_bad_addr("rdm_bad_fi_addr", &env.p.a, env.p.a2b + 1000,
 			     env.buf.desc, env.buf.ptr);
 	rdm_bad_close(&env);
 }
@@ -741,9 +729,9 @@ static void rdm_removed_addr_child(void)
 	int ret;
 
 	if (!rdm_bad_open(&env)) {
-		ret = fi_av_remove(env.a.av, &env.addr_b, 1, 0);
+		ret = fi_av_remove(env.p.a.av, &env.p.a2b, 1, 0);
 		if (ft_check(!ret, "rdm_av_remove", "%s", fi_strerror(-ret)))
-			rdm_bad_addr("rdm_removed_fi_addr", &env.a, env.addr_b,
+			rdm_bad_addr("rdm_removed_fi_addr", &env.p.a, env.p.a2b,
 				     env.buf.desc, env.buf.ptr);
 	}
 	rdm_bad_close(&env);

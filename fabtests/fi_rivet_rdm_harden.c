@@ -23,29 +23,19 @@
 #define H_WAIT_MS 15000
 
 struct h_env {
-	struct ft_fab fab;
-	struct ft_rdm_ep a, b;
-	fi_addr_t a2b, b2a;	/* b in a's AV, a in b's */
+	struct ft_rdm_pair p;	/* a and b, each in the other's AV */
 	struct ft_buf abuf, bbuf;
 };
 
 static int h_open(struct h_env *env, uint64_t access)
 {
-	struct fi_info *hints = ft_rdm_hints(FT_RDM_CAPS | FI_RMA | FI_ATOMIC,
-					     FI_THREAD_UNSPEC);
 	int ret;
 
 	memset(env, 0, sizeof(*env));
-	ft_rdm_forget();
-	ret = ft_rdm_fab_open(&env->fab, hints, true);
-	fi_freeinfo(hints);
-	ret = ret ? ret : ft_rdm_ep_open(&env->fab, NULL, true, 0, &env->a);
-	ret = ret ? ret : ft_rdm_ep_open(&env->fab, NULL, true, 0, &env->b);
-	ret = ret ? ret : ft_rdm_av_insert(env->a.av, env->b.name, &env->a2b);
-	ret = ret ? ret : ft_rdm_av_insert(env->b.av, env->a.name, &env->b2a);
-	ret = ret ? ret : ft_buf_alloc(env->fab.domain, 2 * H_BIG, access,
+	ret = ft_rdm_pair_open(&env->p, FT_RDM_CAPS | FI_RMA | FI_ATOMIC);
+	ret = ret ? ret : ft_buf_alloc(env->p.fab.domain, 2 * H_BIG, access,
 				       &env->abuf);
-	ret = ret ? ret : ft_buf_alloc(env->fab.domain, 2 * H_BIG,
+	ret = ret ? ret : ft_buf_alloc(env->p.fab.domain, 2 * H_BIG,
 				       FI_SEND | FI_RECV | FI_READ | FI_WRITE |
 				       FI_REMOTE_READ | FI_REMOTE_WRITE,
 				       &env->bbuf);
@@ -58,15 +48,13 @@ static void h_close(struct h_env *env)
 {
 	ft_buf_free(&env->abuf);
 	ft_buf_free(&env->bbuf);
-	ft_rdm_ep_close(&env->b);
-	ft_rdm_ep_close(&env->a);
-	ft_fab_close(&env->fab);
+	ft_rdm_pair_close(&env->p);
 }
 
 /* The remote address of byte off of b's buffer, as fi_rma(3) wants it. */
 static uint64_t h_raddr(struct h_env *env, size_t off)
 {
-	return (env->fab.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ?
+	return (env->p.fab.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ?
 	       (uintptr_t)env->bbuf.ptr + off : off;
 }
 
@@ -137,12 +125,12 @@ static void h_expect_einval(const char *name, ssize_t ret)
 
 static void h_bad_msg(struct h_env *env)
 {
-	struct fid_ep *ep = env->a.ep;
+	struct fid_ep *ep = env->p.a.ep;
 	struct fi_context2 ctx;
 	struct fi_msg msg = { .msg_iov = NULL, .iov_count = 1,
-			      .addr = env->a2b, .context = &ctx };
+			      .addr = env->p.a2b, .context = &ctx };
 	struct fi_msg_tagged tmsg = { .msg_iov = NULL, .iov_count = 1,
-				      .addr = env->a2b, .context = &ctx };
+				      .addr = env->p.a2b, .context = &ctx };
 	struct iovec wrap[2] = { { env->abuf.ptr, SIZE_MAX },
 				 { env->abuf.ptr, 2 } };
 	void *descs[2] = { env->abuf.desc, env->abuf.desc };
@@ -155,9 +143,9 @@ static void h_bad_msg(struct h_env *env)
 			fi_trecvmsg(ep, &tmsg, 0));
 	h_expect_einval("harden_sendmsg_null_msg", fi_sendmsg(ep, NULL, 0));
 	h_expect_einval("harden_sendv_wrap",
-			fi_sendv(ep, wrap, descs, 2, env->a2b, &ctx));
+			fi_sendv(ep, wrap, descs, 2, env->p.a2b, &ctx));
 	h_expect_einval("harden_tsendv_wrap",
-			fi_tsendv(ep, wrap, descs, 2, env->a2b, 1, &ctx));
+			fi_tsendv(ep, wrap, descs, 2, env->p.a2b, 1, &ctx));
 	h_expect_einval("harden_recvv_wrap",
 			fi_recvv(ep, wrap, descs, 2, FI_ADDR_UNSPEC, &ctx));
 	h_expect_einval("harden_recv_null_buf",
@@ -166,18 +154,18 @@ static void h_bad_msg(struct h_env *env)
 			fi_trecv(ep, NULL, 8, NULL, FI_ADDR_UNSPEC, 1, 0,
 				 &ctx));
 	h_expect_einval("harden_send_null_buf",
-			fi_send(ep, NULL, 8, NULL, env->a2b, &ctx));
+			fi_send(ep, NULL, 8, NULL, env->p.a2b, &ctx));
 	h_expect_einval("harden_inject_null_buf",
-			fi_inject(ep, NULL, 8, env->a2b));
+			fi_inject(ep, NULL, 8, env->p.a2b));
 	h_expect_einval("harden_tinject_null_buf",
-			fi_tinject(ep, NULL, 8, env->a2b, 1));
+			fi_tinject(ep, NULL, 8, env->p.a2b, 1));
 }
 
 static void h_bad_rma(struct h_env *env)
 {
-	struct fid_ep *ep = env->a.ep;
+	struct fid_ep *ep = env->p.a.ep;
 	uint64_t key = fi_mr_key(env->bbuf.mr), raddr = h_raddr(env, 0);
-	size_t n = env->fab.info->tx_attr->rma_iov_limit + 8;
+	size_t n = env->p.fab.info->tx_attr->rma_iov_limit + 8;
 	struct iovec wrap[2] = { { env->abuf.ptr, SIZE_MAX },
 				 { env->abuf.ptr, 2 } };
 	struct iovec *many = calloc(n, sizeof(*many));
@@ -187,16 +175,16 @@ static void h_bad_rma(struct h_env *env)
 	size_t i;
 
 	h_expect_einval("harden_read_null_buf",
-			fi_read(ep, NULL, 8, NULL, env->a2b, raddr, key,
+			fi_read(ep, NULL, 8, NULL, env->p.a2b, raddr, key,
 				&ctx));
 	h_expect_einval("harden_write_null_buf",
-			fi_write(ep, NULL, 8, NULL, env->a2b, raddr, key,
+			fi_write(ep, NULL, 8, NULL, env->p.a2b, raddr, key,
 				 &ctx));
 	h_expect_einval("harden_writev_wrap",
-			fi_writev(ep, wrap, descs, 2, env->a2b, raddr, key,
+			fi_writev(ep, wrap, descs, 2, env->p.a2b, raddr, key,
 				  &ctx));
 	h_expect_einval("harden_readv_wrap",
-			fi_readv(ep, wrap, descs, 2, env->a2b, raddr, key,
+			fi_readv(ep, wrap, descs, 2, env->p.a2b, raddr, key,
 				 &ctx));
 	h_expect_einval("harden_readmsg_null_msg", fi_readmsg(ep, NULL, 0));
 	if (many && mdescs) {
@@ -205,9 +193,9 @@ static void h_bad_rma(struct h_env *env)
 				(uint8_t *)env->abuf.ptr + i * 8, 8 };
 			mdescs[i] = env->abuf.desc;
 		}
-		n = env->fab.info->tx_attr->iov_limit + 1;
+		n = env->p.fab.info->tx_attr->iov_limit + 1;
 		h_expect_einval("harden_writev_iov_limit",
-				fi_writev(ep, many, mdescs, n, env->a2b, raddr,
+				fi_writev(ep, many, mdescs, n, env->p.a2b, raddr,
 					  key, &ctx));
 	}
 	free(many);
@@ -216,23 +204,23 @@ static void h_bad_rma(struct h_env *env)
 
 static void h_bad_atomic(struct h_env *env)
 {
-	struct fid_ep *ep = env->a.ep;
+	struct fid_ep *ep = env->p.a.ep;
 	uint64_t key = fi_mr_key(env->bbuf.mr), raddr = h_raddr(env, 0);
 	uint64_t *v = env->abuf.ptr;
 	struct fi_context2 ctx;
 
 	h_expect_einval("harden_atomic_null_buf",
-			fi_atomic(ep, NULL, 1, NULL, env->a2b, raddr, key,
+			fi_atomic(ep, NULL, 1, NULL, env->p.a2b, raddr, key,
 				  FI_UINT64, FI_SUM, &ctx));
 	h_expect_einval("harden_fetch_atomic_null_result",
-			fi_fetch_atomic(ep, v, 1, NULL, NULL, NULL, env->a2b,
+			fi_fetch_atomic(ep, v, 1, NULL, NULL, NULL, env->p.a2b,
 					raddr, key, FI_UINT64, FI_SUM, &ctx));
 	h_expect_einval("harden_compare_atomic_null_compare",
 			fi_compare_atomic(ep, v, 1, NULL, NULL, NULL, v + 1,
-					  NULL, env->a2b, raddr, key, FI_UINT64,
+					  NULL, env->p.a2b, raddr, key, FI_UINT64,
 					  FI_CSWAP, &ctx));
 	h_expect_einval("harden_inject_atomic_null_buf",
-			fi_inject_atomic(ep, NULL, 1, env->a2b, raddr, key,
+			fi_inject_atomic(ep, NULL, 1, env->p.a2b, raddr, key,
 					 FI_UINT64, FI_SUM));
 }
 
@@ -245,7 +233,7 @@ static void h_bad_args_child(void)
 		h_bad_rma(&env);
 		h_bad_atomic(&env);
 		/* nothing was started by any of them */
-		ft_check(ft_rdm_drain(env.a.cq, 200) == 0, "harden_bad_quiet",
+		ft_check(ft_rdm_drain(env.p.a.cq, 200) == 0, "harden_bad_quiet",
 			 "a refused call left a completion");
 	}
 	h_close(&env);
@@ -269,16 +257,16 @@ static void h_claim_child(void)
 	if (h_open(&env, FI_SEND | FI_RECV))
 		goto out;
 	iov = (struct iovec) { env.bbuf.ptr, 64 };
-	ret = FT_RDM_POST(fi_tsend(env.a.ep, env.abuf.ptr, 64, env.abuf.desc,
-				   env.a2b, H_TAG | 1, &sctx));
+	ret = FT_RDM_POST(fi_tsend(env.p.a.ep, env.abuf.ptr, 64, env.abuf.desc,
+				   env.p.a2b, H_TAG | 1, &sctx));
 	if (!ft_check(!ret, name, "fi_tsend: %zd", ret) ||
-	    h_wait(name, env.a.cq, &sctx, &c))
+	    h_wait(name, env.p.a.cq, &sctx, &c))
 		goto out;
 	/* peek until the message is there */
 	for (tries = 0; tries < 200; tries++) {
 		msg.context = &pctx;
-		ret = fi_trecvmsg(env.b.ep, &msg, FI_PEEK);
-		if (ret || h_wait(name, env.b.cq, &pctx, &c))
+		ret = fi_trecvmsg(env.p.b.ep, &msg, FI_PEEK);
+		if (ret || h_wait(name, env.p.b.cq, &pctx, &c))
 			goto out;
 		if (!c.err)
 			break;
@@ -286,24 +274,24 @@ static void h_claim_child(void)
 	/* a claim without a context: refused, and no completion */
 	msg.context = NULL;
 	h_expect_einval("harden_claim_null_ctx",
-			fi_trecvmsg(env.b.ep, &msg, FI_PEEK | FI_CLAIM));
-	ft_check(ft_rdm_drain(env.b.cq, 200) == 0, "harden_claim_null_ctx",
+			fi_trecvmsg(env.p.b.ep, &msg, FI_PEEK | FI_CLAIM));
+	ft_check(ft_rdm_drain(env.p.b.cq, 200) == 0, "harden_claim_null_ctx",
 		 "the refused peek wrote a completion");
 	msg.context = &cctx;
-	ret = fi_trecvmsg(env.b.ep, &msg, FI_PEEK | FI_CLAIM);
+	ret = fi_trecvmsg(env.p.b.ep, &msg, FI_PEEK | FI_CLAIM);
 	if (!ft_check(!ret, name, "peek+claim: %zd", ret) ||
-	    h_wait(name, env.b.cq, &cctx, &c) ||
+	    h_wait(name, env.p.b.cq, &cctx, &c) ||
 	    !ft_check(!c.err, name, "peek+claim: %s", ft_comp_str(&c)))
 		goto out;
-	ret = fi_trecvmsg(env.b.ep, &msg, FI_CLAIM);
+	ret = fi_trecvmsg(env.p.b.ep, &msg, FI_CLAIM);
 	if (!ft_check(!ret, name, "claim: %zd", ret) ||
-	    h_wait(name, env.b.cq, &cctx, &c) ||
+	    h_wait(name, env.p.b.cq, &cctx, &c) ||
 	    !ft_check(!c.err && c.len == 64, name, "claim: %s",
 		      ft_comp_str(&c)))
 		goto out;
 	/* the same message claimed again: refused, not a crash */
 	h_expect_einval("harden_claim_twice",
-			fi_trecvmsg(env.b.ep, &msg, FI_CLAIM));
+			fi_trecvmsg(env.p.b.ep, &msg, FI_CLAIM));
 	ft_ok(name);
 out:
 	h_close(&env);
@@ -324,8 +312,8 @@ static void h_mr_busy_child(void)
 
 	if (h_open(&env, FI_SEND | FI_RECV | FI_REMOTE_READ))
 		goto out;
-	ret = FT_RDM_POST(fi_tsend(env.a.ep, env.abuf.ptr, H_BIG,
-				   env.abuf.desc, env.a2b, H_TAG | 2, &sctx));
+	ret = FT_RDM_POST(fi_tsend(env.p.a.ep, env.abuf.ptr, H_BIG,
+				   env.abuf.desc, env.p.a2b, H_TAG | 2, &sctx));
 	if (!ft_check(!ret, name, "fi_tsend: %zd", ret))
 		goto out;
 	for (i = 0; i < 50; i++)	/* the RTS goes out */
@@ -337,12 +325,12 @@ static void h_mr_busy_child(void)
 			env.abuf.mr = NULL;
 		goto out;
 	}
-	ret = fi_trecv(env.b.ep, env.bbuf.ptr, H_BIG, env.bbuf.desc,
+	ret = fi_trecv(env.p.b.ep, env.bbuf.ptr, H_BIG, env.bbuf.desc,
 		       FI_ADDR_UNSPEC, H_TAG | 2, 0, &rctx);
 	if (!ft_check(!ret, name, "fi_trecv: %zd", ret) ||
-	    h_wait(name, env.b.cq, &rctx, &c) ||
+	    h_wait(name, env.p.b.cq, &rctx, &c) ||
 	    !ft_check(!c.err, name, "receive: %s", ft_comp_str(&c)) ||
-	    h_wait(name, env.a.cq, &sctx, &c) ||
+	    h_wait(name, env.p.a.cq, &sctx, &c) ||
 	    !ft_check(!c.err, name, "send: %s", ft_comp_str(&c)))
 		goto out;
 	ret = fi_close(&env.abuf.mr->fid);
@@ -368,24 +356,24 @@ static void h_send_only_child(void)
 
 	if (h_open(&env, FI_SEND))
 		goto out;
-	if (h_exchange(name, &env.a, env.a2b, &env.b, env.abuf.ptr,
+	if (h_exchange(name, &env.p.a, env.p.a2b, &env.p.b, env.abuf.ptr,
 		       env.abuf.desc, env.bbuf.ptr, env.bbuf.desc, H_BIG,
 		       H_TAG | 3))
 		goto out;
 	key = fi_mr_key(env.abuf.mr);
-	raddr = (env.fab.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ?
+	raddr = (env.p.fab.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ?
 		(uintptr_t)env.abuf.ptr : 0;
-	ret = FT_RDM_POST(fi_read(env.b.ep, env.bbuf.ptr, 64, env.bbuf.desc,
-				  env.b2a, raddr, key, &ctx));
+	ret = FT_RDM_POST(fi_read(env.p.b.ep, env.bbuf.ptr, 64, env.bbuf.desc,
+				  env.p.b2a, raddr, key, &ctx));
 	if (!ret) {
-		if (h_wait(name, env.b.cq, &ctx, &c))
+		if (h_wait(name, env.p.b.cq, &ctx, &c))
 			goto out;
 		if (!ft_check(c.err != 0, name, "the peer read a region "
 			      "registered for FI_SEND only"))
 			goto out;
 		h_check_words("harden_send_only_words", &c);
 	}
-	if (!h_exchange("harden_after_refused_read", &env.b, env.b2a, &env.a,
+	if (!h_exchange("harden_after_refused_read", &env.p.b, env.p.b2a, &env.p.a,
 			(uint8_t *)env.bbuf.ptr + H_BIG,
 			env.bbuf.desc, (uint8_t *)env.abuf.ptr + H_BIG,
 			env.abuf.desc, 100, H_TAG | 4))
@@ -413,29 +401,29 @@ static void h_dc_fail_child(void)
 	ro = mmap(NULL, H_BIG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!ft_check(ro != MAP_FAILED, name, "mmap"))
 		goto out;
-	ret = fi_trecv(env.b.ep, ro, H_BIG, NULL, FI_ADDR_UNSPEC, H_TAG | 5,
+	ret = fi_trecv(env.p.b.ep, ro, H_BIG, NULL, FI_ADDR_UNSPEC, H_TAG | 5,
 		       0, &rctx);
 	if (!ft_check(!ret, name, "fi_trecv: %zd", ret))
 		goto out;
 	iov = (struct iovec) { env.abuf.ptr, H_BIG };
 	msg.desc = &env.abuf.desc;
-	msg.addr = env.a2b;
-	ret = FT_RDM_POST(fi_tsendmsg(env.a.ep, &msg,
+	msg.addr = env.p.a2b;
+	ret = FT_RDM_POST(fi_tsendmsg(env.p.a.ep, &msg,
 				      FI_DELIVERY_COMPLETE | FI_COMPLETION));
 	if (!ft_check(!ret, name, "fi_tsendmsg: %zd", ret) ||
-	    h_wait(name, env.a.cq, &sctx, &c))
+	    h_wait(name, env.p.a.cq, &sctx, &c))
 		goto out;
 	if (!ft_check(c.err != 0, name, "the send was reported delivered "
 		      "into a buffer the receiver could not use"))
 		goto out;
 	h_check_words("harden_dc_send_words", &c);
-	if (h_wait(name, env.b.cq, &rctx, &c) ||
+	if (h_wait(name, env.p.b.cq, &rctx, &c) ||
 	    !ft_check(c.err != 0, name, "the receive succeeded: %s",
 		      ft_comp_str(&c)))
 		goto out;
 	h_check_words("harden_dc_recv_words", &c);
-	if (!h_exchange("harden_after_failed_delivery", &env.a, env.a2b,
-			&env.b, env.abuf.ptr, env.abuf.desc, env.bbuf.ptr,
+	if (!h_exchange("harden_after_failed_delivery", &env.p.a, env.p.a2b,
+			&env.p.b, env.abuf.ptr, env.abuf.desc, env.bbuf.ptr,
 			env.bbuf.desc, H_BIG, H_TAG | 6))
 		ft_ok(name);
 out:
@@ -464,30 +452,30 @@ static void h_bad_key_run(const char *name, bool atomic)
 	abuf = env.abuf.ptr;
 	bbuf = env.bbuf.ptr;
 	/* the connection is up (both directions used) */
-	if (h_exchange(name, &env.a, env.a2b, &env.b, abuf, env.abuf.desc,
+	if (h_exchange(name, &env.p.a, env.p.a2b, &env.p.b, abuf, env.abuf.desc,
 		       bbuf, env.bbuf.desc, 100, H_TAG | 7) ||
-	    h_exchange(name, &env.b, env.b2a, &env.a, bbuf, env.bbuf.desc,
+	    h_exchange(name, &env.p.b, env.p.b2a, &env.p.a, bbuf, env.bbuf.desc,
 		       abuf + H_BIG, env.abuf.desc, 100, H_TAG | 8))
 		goto out;
 	memset(abuf + H_BIG, 0, 200);
-	ret = fi_trecv(env.a.ep, abuf + H_BIG, 200, env.abuf.desc,
+	ret = fi_trecv(env.p.a.ep, abuf + H_BIG, 200, env.abuf.desc,
 		       FI_ADDR_UNSPEC, H_TAG | 9, 0, &rctx);
 	if (!ft_check(!ret, name, "fi_trecv: %zd", ret))
 		goto out;
 	if (atomic)
-		ret = FT_RDM_POST(fi_fetch_atomic(env.a.ep, abuf, 1, NULL,
-						  abuf + 8, NULL, env.a2b,
+		ret = FT_RDM_POST(fi_fetch_atomic(env.p.a.ep, abuf, 1, NULL,
+						  abuf + 8, NULL, env.p.a2b,
 						  h_raddr(&env, 0),
 						  fi_mr_key(env.bbuf.mr) ^
 						  0x5a5a00, FI_UINT64, FI_SUM,
 						  &ctx));
 	else
-		ret = FT_RDM_POST(fi_read(env.a.ep, abuf, 64, env.abuf.desc,
-					  env.a2b, h_raddr(&env, 0),
+		ret = FT_RDM_POST(fi_read(env.p.a.ep, abuf, 64, env.abuf.desc,
+					  env.p.a2b, h_raddr(&env, 0),
 					  fi_mr_key(env.bbuf.mr) ^ 0x5a5a00,
 					  &ctx));
 	if (!ft_check(!ret, name, "posting: %zd", ret) ||
-	    h_wait(name, env.a.cq, &ctx, &c))
+	    h_wait(name, env.p.a.cq, &ctx, &c))
 		goto out;
 	if (!ft_check(c.err == FI_EACCES, name, "bad key: %s (want "
 		      "FI_EACCES)", ft_comp_str(&c)))
@@ -496,24 +484,24 @@ static void h_bad_key_run(const char *name, bool atomic)
 	/* b's own send to a, on what was the same connection */
 	for (i = 0; i < 200; i++)
 		bbuf[i] = (uint8_t)(i + 9);
-	ret = FT_RDM_POST(fi_tsend(env.b.ep, bbuf, 200, env.bbuf.desc,
-				   env.b2a, H_TAG | 9, &sctx));
+	ret = FT_RDM_POST(fi_tsend(env.p.b.ep, bbuf, 200, env.bbuf.desc,
+				   env.p.b2a, H_TAG | 9, &sctx));
 	if (!ft_check(!ret, name, "b's fi_tsend: %zd", ret) ||
-	    h_wait(name, env.b.cq, &sctx, &c))
+	    h_wait(name, env.p.b.cq, &sctx, &c))
 		goto out;
 	/* at worst an error that says why (the connection it went on died
 	 * with a's QP); then the next send gets through */
 	if (c.err) {
 		h_check_words("harden_bad_key_peer_words", &c);
-		ret = FT_RDM_POST(fi_tsend(env.b.ep, bbuf, 200, env.bbuf.desc,
-					   env.b2a, H_TAG | 9, &sctx));
+		ret = FT_RDM_POST(fi_tsend(env.p.b.ep, bbuf, 200, env.bbuf.desc,
+					   env.p.b2a, H_TAG | 9, &sctx));
 		if (!ft_check(!ret, name, "b's second fi_tsend: %zd", ret) ||
-		    h_wait(name, env.b.cq, &sctx, &c))
+		    h_wait(name, env.p.b.cq, &sctx, &c))
 			goto out;
 	}
 	if (!ft_check(!c.err, name, "b's send after a's bad read: %s",
 		      ft_comp_str(&c)) ||
-	    h_wait(name, env.a.cq, &rctx, &c) ||
+	    h_wait(name, env.p.a.cq, &rctx, &c) ||
 	    !ft_check(!c.err && c.len == 200, name, "a's receive posted "
 		      "before the bad read: %s", ft_comp_str(&c)))
 		goto out;
@@ -522,10 +510,10 @@ static void h_bad_key_run(const char *name, bool atomic)
 			break;
 	if (!ft_check(i == 200, name, "byte %zu of b's message wrong", i))
 		goto out;
-	if (!h_exchange("harden_after_bad_key", &env.a, env.a2b, &env.b,
+	if (!h_exchange("harden_after_bad_key", &env.p.a, env.p.a2b, &env.p.b,
 			abuf, env.abuf.desc, bbuf, env.bbuf.desc, H_BIG,
 			H_TAG | 10) &&
-	    !h_exchange("harden_after_bad_key", &env.b, env.b2a, &env.a,
+	    !h_exchange("harden_after_bad_key", &env.p.b, env.p.b2a, &env.p.a,
 			bbuf, env.bbuf.desc, abuf + H_BIG, env.abuf.desc, 100,
 			H_TAG | 11))
 		ft_ok(name);

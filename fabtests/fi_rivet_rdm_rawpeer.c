@@ -318,29 +318,20 @@ static int rp_read(struct rp *r, uint64_t raddr, uint32_t rkey, size_t len)
 /* ---- rivet endpoints ---------------------------------------------------- */
 
 struct rp_env {
-	struct ft_fab fab;
-	struct ft_rdm_ep v, c;	/* victim, honest peer */
-	fi_addr_t v2c, c2v;
+	struct ft_rdm_pair p;	/* a: the victim, b: the honest peer */
 	struct ft_buf vbuf, cbuf;
 	struct rp raw;
 };
 
 static int rp_env_open(struct rp_env *env, uint64_t caps, uint64_t caccess)
 {
-	struct fi_info *hints = ft_rdm_hints(caps, FI_THREAD_UNSPEC);
 	int ret;
 
 	memset(env, 0, sizeof(*env));
-	ft_rdm_forget();
-	ret = ft_rdm_fab_open(&env->fab, hints, true);
-	fi_freeinfo(hints);
-	ret = ret ? ret : ft_rdm_ep_open(&env->fab, NULL, true, 0, &env->v);
-	ret = ret ? ret : ft_rdm_ep_open(&env->fab, NULL, true, 0, &env->c);
-	ret = ret ? ret : ft_rdm_av_insert(env->v.av, env->c.name, &env->v2c);
-	ret = ret ? ret : ft_rdm_av_insert(env->c.av, env->v.name, &env->c2v);
-	ret = ret ? ret : ft_buf_alloc(env->fab.domain, RP_BUF,
+	ret = ft_rdm_pair_open(&env->p, caps);
+	ret = ret ? ret : ft_buf_alloc(env->p.fab.domain, RP_BUF,
 				       FI_SEND | FI_RECV, &env->vbuf);
-	ret = ret ? ret : ft_buf_alloc(env->fab.domain, RP_BUF, caccess,
+	ret = ret ? ret : ft_buf_alloc(env->p.fab.domain, RP_BUF, caccess,
 				       &env->cbuf);
 	if (ret)
 		ft_fail("rawpeer_setup", "%s", fi_strerror(-ret));
@@ -352,9 +343,7 @@ static void rp_env_close(struct rp_env *env)
 	rp_close(&env->raw);
 	ft_buf_free(&env->vbuf);
 	ft_buf_free(&env->cbuf);
-	ft_rdm_ep_close(&env->c);
-	ft_rdm_ep_close(&env->v);
-	ft_fab_close(&env->fab);
+	ft_rdm_pair_close(&env->p);
 }
 
 static const struct sockaddr_in *rp_name(const struct ft_rdm_ep *ep)
@@ -399,20 +388,20 @@ static void rp_attrib_child(void)
 	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND | FI_RECV))
 		goto out;
 	/* the honest peer's connection to v is v's connection 0 */
-	ret = fi_trecv(env.v.ep, env.vbuf.ptr, 64, env.vbuf.desc,
+	ret = fi_trecv(env.p.a.ep, env.vbuf.ptr, 64, env.vbuf.desc,
 		       FI_ADDR_UNSPEC, tag, 0, &ctx);
-	ret = ret ? ret : FT_RDM_POST(fi_tinject(env.c.ep, env.cbuf.ptr, 8,
-						 env.c2v, tag));
+	ret = ret ? ret : FT_RDM_POST(fi_tinject(env.p.b.ep, env.cbuf.ptr, 8,
+						 env.p.b2a, tag));
 	if (!ft_check(!ret, name, "setup: %zd", ret) ||
-	    rp_wait(name, env.v.cq, &ctx, &c) ||
-	    !ft_check(c.src == env.v2c, name, "honest message from %" PRIu64
-		      ", want %" PRIu64, c.src, env.v2c))
+	    rp_wait(name, env.p.a.cq, &ctx, &c) ||
+	    !ft_check(c.src == env.p.a2b, name, "honest message from %" PRIu64
+		      ", want %" PRIu64, c.src, env.p.a2b))
 		goto out;
-	fake = rp_fake(&env.v, 9);
-	if (!ft_check(!rp_connect(&env.raw, rp_name(&env.v), &fake), name,
+	fake = rp_fake(&env.p.a, 9);
+	if (!ft_check(!rp_connect(&env.raw, rp_name(&env.p.a), &fake), name,
 		      "raw connection to v failed"))
 		goto out;
-	ret = fi_trecv(env.v.ep, env.vbuf.ptr, 64, env.vbuf.desc,
+	ret = fi_trecv(env.p.a.ep, env.vbuf.ptr, 64, env.vbuf.desc,
 		       FI_ADDR_UNSPEC, tag, 0, &ctx);
 	if (!ft_check(!ret, name, "fi_trecv: %zd", ret))
 		goto out;
@@ -424,9 +413,9 @@ static void rp_attrib_child(void)
 	if (!ft_check(!rp_send(&env.raw, &hdr, "spoofed!", 8), name,
 		      "raw send failed"))
 		goto out;
-	if (rp_wait(name, env.v.cq, &ctx, &c))
+	if (rp_wait(name, env.p.a.cq, &ctx, &c))
 		goto out;
-	if (ft_check(c.src != env.v2c, name, "the raw peer's message was "
+	if (ft_check(c.src != env.p.a2b, name, "the raw peer's message was "
 		     "attributed to the honest peer (fi_addr %" PRIu64 ")",
 		     c.src))
 		ft_ok(name);
@@ -455,12 +444,12 @@ static void rp_rts_one(struct rp_env *env, const char *name, uint32_t nsegs,
 
 	rts.segs[0] = (struct rivet_wire_seg) {
 		(uintptr_t)env->raw.buf, env->raw.mr->rkey, seg_len };
-	ret = fi_trecv(env->v.ep, env->vbuf.ptr, RP_BIG, env->vbuf.desc,
+	ret = fi_trecv(env->p.a.ep, env->vbuf.ptr, RP_BIG, env->vbuf.desc,
 		       FI_ADDR_UNSPEC, RP_TAG | 2, 0, &ctx);
 	if (!ft_check(!ret, name, "fi_trecv: %zd", ret) ||
 	    !ft_check(!rp_send(&env->raw, &hdr, &rts, sizeof(rts)), name,
 		      "raw send failed") ||
-	    rp_wait(name, env->v.cq, &ctx, &c))
+	    rp_wait(name, env->p.a.cq, &ctx, &c))
 		return;
 	if (!ft_check(c.err != 0, name, "receive of an RTS with %u segment(s) "
 		      "of %u bytes for %d bytes succeeded (len %zu)", nsegs,
@@ -488,8 +477,8 @@ static void rp_rts_child(void)
 
 	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND | FI_RECV))
 		goto out;
-	fake = rp_fake(&env.v, 9);
-	if (!ft_check(!rp_connect(&env.raw, rp_name(&env.v), &fake),
+	fake = rp_fake(&env.p.a, 9);
+	if (!ft_check(!rp_connect(&env.raw, rp_name(&env.p.a), &fake),
 		      "rawpeer_rts", "raw connection to v failed"))
 		goto out;
 	rp_rts_one(&env, "rawpeer_rts_no_segments", 0, 0);
@@ -518,16 +507,16 @@ static void rp_fin_child(void)
 
 	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND | FI_RECV))
 		goto out;
-	ret = FT_RDM_POST(fi_tsend(env.c.ep, env.cbuf.ptr, RP_BIG,
-				   env.cbuf.desc, env.c2v, RP_TAG | 3,
+	ret = FT_RDM_POST(fi_tsend(env.p.b.ep, env.cbuf.ptr, RP_BIG,
+				   env.cbuf.desc, env.p.b2a, RP_TAG | 3,
 				   &sctx));
-	fake = rp_fake(&env.c, 9);
+	fake = rp_fake(&env.p.b, 9);
 	if (!ft_check(!ret, name, "fi_tsend: %zd", ret) ||
-	    !ft_check(!rp_connect(&env.raw, rp_name(&env.c), &fake), name,
+	    !ft_check(!rp_connect(&env.raw, rp_name(&env.p.b), &fake), name,
 		      "raw connection to c failed"))
 		goto out;
 	hdr.conn_idx = env.raw.peer_idx;
-	for (idx = 0; idx < env.fab.info->tx_attr->size; idx++)
+	for (idx = 0; idx < env.p.fab.info->tx_attr->size; idx++)
 		for (gen = 0; gen < 2; gen++) {
 			fin.send_id = ((uint64_t)gen << 32) | idx;
 			if (rp_send(&env.raw, &hdr, &fin, sizeof(fin))) {
@@ -535,17 +524,17 @@ static void rp_fin_child(void)
 				goto out;
 			}
 		}
-	if (!ft_check(ft_rdm_wait(env.c.cq, &sctx, &c, 300) == -FI_ETIMEDOUT,
+	if (!ft_check(ft_rdm_wait(env.p.b.cq, &sctx, &c, 300) == -FI_ETIMEDOUT,
 		      name, "a foreign FIN completed the send: %s",
 		      ft_comp_str(&c)))
 		goto out;
-	ret = fi_trecv(env.v.ep, env.vbuf.ptr, RP_BIG, env.vbuf.desc,
+	ret = fi_trecv(env.p.a.ep, env.vbuf.ptr, RP_BIG, env.vbuf.desc,
 		       FI_ADDR_UNSPEC, RP_TAG | 3, 0, &rctx);
 	if (ft_check(!ret, name, "fi_trecv: %zd", ret) &&
-	    !rp_wait(name, env.v.cq, &rctx, &c) &&
+	    !rp_wait(name, env.p.a.cq, &rctx, &c) &&
 	    ft_check(!c.err && c.len == RP_BIG, name, "receive: %s",
 		     ft_comp_str(&c)) &&
-	    !rp_wait(name, env.c.cq, &sctx, &c) &&
+	    !rp_wait(name, env.p.b.cq, &sctx, &c) &&
 	    ft_check(!c.err, name, "send: %s", ft_comp_str(&c)))
 		ft_ok(name);
 out:
@@ -566,13 +555,13 @@ static void rp_imm_child(void)
 
 	if (rp_env_open(&env, FI_MSG | FI_TAGGED, FI_SEND | FI_RECV))
 		goto out;
-	fake = rp_fake(&env.v, 9);
-	if (!ft_check(!rp_connect(&env.raw, rp_name(&env.v), &fake), name,
+	fake = rp_fake(&env.p.a, 9);
+	if (!ft_check(!rp_connect(&env.raw, rp_name(&env.p.a), &fake), name,
 		      "raw connection to v failed"))
 		goto out;
 	if (!ft_check(!rp_post(&env.raw, &wr), name, "raw write failed"))
 		goto out;
-	ret = ft_rdm_wait(env.v.cq, NULL, &c, 500);
+	ret = ft_rdm_wait(env.p.a.cq, NULL, &c, 500);
 	if (ft_check(ret == -FI_ETIMEDOUT, name, "the endpoint reported %s",
 		     ft_comp_str(&c)))
 		ft_ok(name);
@@ -601,15 +590,15 @@ static void rp_exposure_child(void)
 
 	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND))
 		goto out;
-	me = rp_fake(&env.c, 0);
+	me = rp_fake(&env.p.b, 0);
 	me.sin_port = htons((uint16_t)(40000 + getpid() % 20000));
 	if (!ft_check(!rp_listen(&env.raw, &me), name, "rdma_listen: %s",
 		      strerror(errno)) ||
-	    ft_rdm_av_insert(env.c.av, &me, &c2raw))
+	    ft_rdm_av_insert(env.p.b.av, &me, &c2raw))
 		goto out;
 	for (i = 0; i < RP_BIG; i++)
 		((uint8_t *)env.cbuf.ptr)[i] = (uint8_t)(i * 3);
-	ret = FT_RDM_POST(fi_tsend(env.c.ep, env.cbuf.ptr, RP_BIG,
+	ret = FT_RDM_POST(fi_tsend(env.p.b.ep, env.cbuf.ptr, RP_BIG,
 				   env.cbuf.desc, c2raw, RP_TAG | 4, &sctx));
 	if (!ft_check(!ret, name, "fi_tsend: %zd", ret) ||
 	    !ft_check(!rp_accept(&env.raw), name, "accept failed") ||
@@ -635,7 +624,7 @@ static void rp_exposure_child(void)
 	fin = (struct rivet_wire_fin) { .send_id = rts->send_id };
 	if (!ft_check(!rp_send(&env.raw, &hdr, &fin, sizeof(fin)), name,
 		      "FIN failed") ||
-	    rp_wait(name, env.c.cq, &sctx, &c) ||
+	    rp_wait(name, env.p.b.cq, &sctx, &c) ||
 	    !ft_check(!c.err, name, "send: %s", ft_comp_str(&c)))
 		goto out;
 	/* the send is done: its bytes are no one's to read any more */

@@ -530,3 +530,26 @@ int ft_rdm_barrier(const char *dir, const char *tag, int rank, int n,
 	}
 	return (int)ret;
 }
+
+int ft_rdm_pair_open(struct ft_rdm_pair *p, uint64_t caps)
+{
+	struct fi_info *hints = ft_rdm_hints(caps, FI_THREAD_UNSPEC);
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	ft_rdm_forget();
+	ret = hints ? ft_rdm_fab_open(&p->fab, hints, true) : -FI_ENOMEM;
+	fi_freeinfo(hints);
+	ret = ret ? ret : ft_rdm_ep_open(&p->fab, NULL, true, 0, &p->a);
+	ret = ret ? ret : ft_rdm_ep_open(&p->fab, NULL, true, 0, &p->b);
+	ret = ret ? ret : ft_rdm_av_insert(p->a.av, p->b.name, &p->a2b);
+	ret = ret ? ret : ft_rdm_av_insert(p->b.av, p->a.name, &p->b2a);
+	return ret;
+}
+
+void ft_rdm_pair_close(struct ft_rdm_pair *p)
+{
+	ft_rdm_ep_close(&p->b);
+	ft_rdm_ep_close(&p->a);
+	ft_fab_close(&p->fab);
+}

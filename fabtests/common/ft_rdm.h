@@ -54,6 +54,17 @@ void ft_rdm_ep_close(struct ft_rdm_ep *rep);
 int ft_rdm_av_insert(struct fid_av *av, const void *name, fi_addr_t *addr_p);
 size_t ft_rdm_size_list(size_t max, size_t *sizes, size_t cap);
 
+/* Two endpoints of one fabric in one process, each in the other's AV
+ * (the misuse and protocol programs' setup). */
+struct ft_rdm_pair {
+	struct ft_fab fab;
+	struct ft_rdm_ep a, b;
+	fi_addr_t a2b, b2a;
+};
+
+int ft_rdm_pair_open(struct ft_rdm_pair *p, uint64_t caps);
+void ft_rdm_pair_close(struct ft_rdm_pair *p);
+
 /* completions */
 /* progress (ft_rdm_progress) and stash the completions of cq, or stop */
 void ft_rdm_watch(struct fid_cq *cq, bool add);
