@@ -217,12 +217,23 @@ static void rivet_rx_arrive(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 		rivet_rndv_start(ep, rx, conn, hdr, rts);
 }
 
+/* A header that names another connection than the QP it came on (never
+ * from a rivet peer): the QP's owner, or NULL. */
+static struct rivet_conn *rivet_rx_conn_slow(struct rivet_rdm_ep *ep,
+					     const struct rivet_wire_hdr *hdr,
+					     uint32_t qp_num)
+{
+	RIVET_DBG(EP_DATA, "header names connection %u, came on qp 0x%x\n",
+		  hdr->conn_idx, qp_num);
+	return rivet_conn_of_qp(ep, qp_num);
+}
+
 /* The connection a message came on: the one its header names, when that
  * is the QP it arrived on (always, from a rivet peer), else the one that
  * owns the QP; NULL when no connection of ours does. */
-static struct rivet_conn *rivet_rx_conn(struct rivet_rdm_ep *ep,
-					const struct rivet_wire_hdr *hdr,
-					uint32_t qp_num)
+static inline struct rivet_conn *rivet_rx_conn(struct rivet_rdm_ep *ep,
+					       const struct rivet_wire_hdr *hdr,
+					       uint32_t qp_num)
 {
 	struct rivet_conn *conn;
 
@@ -231,9 +242,19 @@ static struct rivet_conn *rivet_rx_conn(struct rivet_rdm_ep *ep,
 		if (conn->qp && conn->qp->qp_num == qp_num)
 			return conn;
 	}
-	RIVET_DBG(EP_DATA, "header names connection %u, came on qp 0x%x\n",
-		  hdr->conn_idx, qp_num);
-	return rivet_conn_of_qp(ep, qp_num);
+	return rivet_rx_conn_slow(ep, hdr, qp_num);
+}
+
+/* An eager message is checked inline (the common case), the rest by
+ * rivet_wire_check. */
+static inline bool rivet_rx_whole(const struct rivet_wire_hdr *hdr,
+				  size_t len)
+{
+	if (len >= sizeof(*hdr) && hdr->op == RIVET_OP_EAGER &&
+	    hdr->version == RIVET_WIRE_VERSION &&
+	    hdr->len <= len - sizeof(*hdr))
+		return true;
+	return !rivet_wire_check(hdr, len);
 }
 
 void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
@@ -244,8 +265,8 @@ void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 	struct rivet_conn *conn;
 
 	RIVET_MEM_DEFINED(buf->data, len);
-	conn = rivet_wire_check(hdr, len) ? NULL :
-	       rivet_rx_conn(ep, hdr, qp_num);
+	conn = rivet_rx_whole(hdr, len) ? rivet_rx_conn(ep, hdr, qp_num) :
+					  NULL;
 	if (!conn) {
 		RIVET_WARN(EP_DATA, "malformed message on qp 0x%x dropped\n",
 			   qp_num);
