@@ -22,12 +22,11 @@ static struct ibv_mr *rivet_rndv_mr(struct rivet_rdm_ep *ep, void *desc,
 				    struct rivet_mr **busy_p)
 {
 	struct rivet_mr *mr = desc;
-	bool remote = access & IBV_ACCESS_REMOTE_READ;
 
 	*own_p = NULL;
 	*busy_p = NULL;
-	if (mr && (mr->ibv_access & access) == access &&
-	    (!remote || (mr->access & FI_REMOTE_READ))) {
+	/* ibv_access is exactly what the application asked for */
+	if (mr && (mr->ibv_access & access) == access) {
 		atomic_fetch_add(&mr->busy, 1);
 		*busy_p = mr;
 		return mr->ibv_mr;
