@@ -19,7 +19,7 @@ test_pkgs=(libfabric-bin ibverbs-utils ibverbs-providers rdma-core
 # The guest runs the host's own ip/rdma/ibv_devinfo and rxe provider, so the
 # VM group holds those too.
 vm_pkgs=(qemu-system-x86 busybox-static kmod cpio xz-utils iproute2
-	ibverbs-utils ibverbs-providers)
+	ibverbs-utils ibverbs-providers dropbear-bin openssh-client)
 # The Debian package (contrib/package.sh): dpkg-buildpackage, dh, lintian.
 pkg_pkgs=(dpkg-dev debhelper devscripts lintian fakeroot)
 

@@ -7,7 +7,7 @@ set -u
 usage() {
 	cat <<EOF
 Usage: $0 [-a ADDR] [-b BINDIR] [-o LOGDIR] [-t SECS] [-S SIZE|all]
-          [-I ITERS] [-n NPROCS] [-m RANKS] [-x STEP]... PROV
+          [-I ITERS] [-n NPROCS] [-m RANKS] [-r NODE] [-x STEP]... PROV
 
 Runs fi_rivet_rdm (as it is and with -A: FI_PROGRESS_AUTO) and
 fi_rivet_rdm_rma (server/client), fi_rivet_rdm_atomic (4 processes; for
@@ -36,8 +36,12 @@ checks.
   -I ITERS   ping-pong iterations of fi_rivet_rdm (default 10)
   -n NPROCS  processes of the mesh (default 8)
   -m RANKS   MPI ranks (default 4)
+  -r NODE    across nodes (in a guest of contrib/vm/rivet-vm -N): the
+             clients, the odd ranks of the mesh and the atomics and half
+             of the MPI ranks run on node NODE (rivet-node), with its own
+             address; the servers here, on ADDR
   -x STEP    skip a step: rdm rdm_auto rdm_rma tclass atomic native offset
-             multi harden rawpeer mesh kill mpi osc pingpong
+             multi harden rawpeer mesh kill mpi osc pingpong pingpong_msg
              (repeatable)
 
 The environment goes to every program; FI_* variables also to the MPI
@@ -63,8 +67,9 @@ sizes=all
 iters=10
 nprocs=8
 ranks=4
+rnode=
 skip=" "
-while getopts "a:b:o:t:S:I:n:m:x:h" op; do
+while getopts "a:b:o:t:S:I:n:m:r:x:h" op; do
 	case $op in
 	a) addr=$OPTARG ;;
 	b) bindir=$OPTARG ;;
@@ -74,6 +79,7 @@ while getopts "a:b:o:t:S:I:n:m:x:h" op; do
 	I) iters=$OPTARG ;;
 	n) nprocs=$OPTARG ;;
 	m) ranks=$OPTARG ;;
+	r) rnode=$OPTARG ;;
 	x) skip="$skip$OPTARG " ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
@@ -91,6 +97,15 @@ fi
 mkdir -p "$logdir" || exit 2
 ulimit -l unlimited 2>/dev/null || true
 
+# The address of the clients (and of the remote ranks with -r).
+caddr=$addr
+if [ -n "$rnode" ]; then
+	command -v rivet-node >/dev/null ||
+		{ echo "$0: -r needs rivet-node (a guest of rivet-vm -N)" >&2; exit 2; }
+	caddr=$(getent hosts "node$rnode" | awk '{print $1; exit}')
+	[ -n "$caddr" ] || { echo "$0: no address for node$rnode" >&2; exit 2; }
+fi
+
 passed=0
 failed=0
 port=48100
@@ -100,6 +115,26 @@ pass() { echo "ok $1 ($((SECONDS - t0)) s)"; passed=$((passed + 1)); }
 fail() { echo "FAIL $1: $2 ($((SECONDS - t0)) s)"; failed=$((failed + 1)); }
 skipped() { case $skip in *" $1 "*) return 0 ;; esac; return 1; }
 run() { timeout -k 10 "$limit" "$@"; }
+# A client (rank) of the pair or group: on node -r with the FI_* variables
+# of this script, else here.
+crun() {
+	local v envs=()
+	if [ -z "$rnode" ]; then
+		run "$@"
+		return
+	fi
+	for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\)=.*/\1/p'); do
+		envs+=("$v=${!v}")
+	done
+	run rivet-node "$rnode" env "${envs[@]}" timeout -k 10 "$limit" "$@"
+}
+# Rank I of a group: the odd ones on node -r.
+grun() {
+	local i=$1
+	shift
+	if [ $((i % 2)) = 1 ]; then crun "$@"; else run "$@"; fi
+}
+gaddr() { if [ $(($1 % 2)) = 1 ]; then echo "$caddr"; else echo "$addr"; fi; }
 
 # The failing cases of a log, indented.
 show_failures() {
@@ -142,7 +177,7 @@ run_pair() {
 	run "$p" "${srv[@]}" >"$slog" 2>&1 &
 	spid=$!
 	wait_port "$spid" "$tcp"
-	run "$p" "$@" >"$clog" 2>&1
+	crun "$p" "$@" >"$clog" 2>&1
 	crc=$?
 	wait "$spid"
 	src=$?
@@ -160,7 +195,7 @@ step_rdm() {
 	port=$((port + 2))
 	run_pair fi_rivet_rdm fi_rivet_rdm $((port + 1000)) -- \
 		-p "$prov" -e rdm -s "$addr" -B "$port" -S "$sizes" -I "$iters" \
-		-- -p "$prov" -e rdm -s "$addr" -P "$port" -S "$sizes" \
+		-- -p "$prov" -e rdm -s "$caddr" -P "$port" -S "$sizes" \
 		-I "$iters" "$addr"
 }
 
@@ -170,7 +205,7 @@ step_rdm_auto() {
 	port=$((port + 2))
 	run_pair fi_rivet_rdm_auto fi_rivet_rdm $((port + 1000)) -- \
 		-p "$prov" -e rdm -A -s "$addr" -B "$port" -S all -M 1m \
-		-I "$iters" -- -p "$prov" -e rdm -A -s "$addr" -P "$port" \
+		-I "$iters" -- -p "$prov" -e rdm -A -s "$caddr" -P "$port" \
 		-S all -M 1m -I "$iters" "$addr"
 }
 
@@ -178,7 +213,7 @@ step_rdm_rma() {
 	port=$((port + 2))
 	run_pair fi_rivet_rdm_rma fi_rivet_rdm_rma $((port + 1000)) -- \
 		-p "$prov" -e rdm -s "$addr" -B "$port" -S "$sizes" \
-		-- -p "$prov" -e rdm -s "$addr" -P "$port" -S "$sizes" "$addr"
+		-- -p "$prov" -e rdm -s "$caddr" -P "$port" -S "$sizes" "$addr"
 }
 
 # RDM connections made with a traffic class (the GRH's TOS on RoCE)
@@ -186,7 +221,7 @@ step_tclass() {
 	port=$((port + 2))
 	run_pair fi_rivet_rdm_rma_tclass fi_rivet_rdm_rma $((port + 1000)) -- \
 		-p "$prov" -e rdm -s "$addr" -B "$port" -S 4096 -c bulk_data \
-		-- -p "$prov" -e rdm -s "$addr" -P "$port" -S 4096 \
+		-- -p "$prov" -e rdm -s "$caddr" -P "$port" -S 4096 \
 		-c bulk_data "$addr"
 }
 
@@ -237,8 +272,8 @@ step_mesh() {
 	rm -rf "$dir" && mkdir -p "$dir"
 	t0=$SECONDS
 	for i in $(seq 0 $((nprocs - 1))); do
-		run "$p" -p "$prov" -e rdm -s "$addr" -n "$nprocs" -i "$i" \
-			-D "$dir" >"$logdir/mesh.$i.log" 2>&1 &
+		grun "$i" "$p" -p "$prov" -e rdm -s "$(gaddr "$i")" -n "$nprocs" \
+			-i "$i" -D "$dir" >"$logdir/mesh.$i.log" 2>&1 &
 		pids+=($!)
 	done
 	for i in "${!pids[@]}"; do
@@ -262,8 +297,8 @@ run_atomic() {
 	rm -rf "$dir" && mkdir -p "$dir"
 	t0=$SECONDS
 	for i in $(seq 0 $((n - 1))); do
-		run "$p" -p "$prov" -e rdm -s "$addr" -n "$n" -i "$i" \
-			-D "$dir" "$@" >"$logdir/$label.$i.log" 2>&1 &
+		grun "$i" "$p" -p "$prov" -e rdm -s "$(gaddr "$i")" -n "$n" \
+			-i "$i" -D "$dir" "$@" >"$logdir/$label.$i.log" 2>&1 &
 		pids+=($!)
 	done
 	for i in "${!pids[@]}"; do
@@ -296,7 +331,7 @@ step_offset() {
 	port=$((port + 2))
 	run_pair fi_rivet_rdm_rma_offset fi_rivet_rdm_rma $((port + 1000)) -- \
 		-p "$prov" -e rdm -O -s "$addr" -B "$port" -S all -M 1m \
-		-- -p "$prov" -e rdm -O -s "$addr" -P "$port" -S all -M 1m \
+		-- -p "$prov" -e rdm -O -s "$caddr" -P "$port" -S all -M 1m \
 		"$addr"
 	run_atomic fi_rivet_rdm_atomic_offset 3 -O
 }
@@ -358,7 +393,7 @@ step_mpi() {
 			fail "$name" "not built (mpicc missing?)"
 			continue
 		fi
-		if run mpirun --oversubscribe -np "$ranks" --mca pml cm \
+		if run mpirun "${mpihosts[@]}" -np "$ranks" --mca pml cm \
 			--mca mtl ofi --mca mtl_ofi_provider_include "$prov" \
 			--mca btl self "${xenv[@]}" "$p" >"$log" 2>&1; then
 			pass "$name"
@@ -398,7 +433,7 @@ step_osc() {
 			continue
 		fi
 		# shellcheck disable=SC2086
-		if run mpirun --oversubscribe -np "$ranks" ${cfgs[$cfg]} \
+		if run mpirun "${mpihosts[@]}" -np "$ranks" ${cfgs[$cfg]} \
 			"${common[@]}" "${xenv[@]}" "$p" >"$log" 2>&1; then
 			pass "$name ($cfg)"
 		else
@@ -419,12 +454,29 @@ step_pingpong() {
 		-p "$prov" -e rdm -I 10 -S all -c -P "$port" "$addr"
 }
 
-echo "# provider $prov, address $addr, logs in $logdir"
+# Debian's fi_pingpong on MSG endpoints (with -r: across nodes).
+step_pingpong_msg() {
+	if [ -z "$(prog fi_pingpong)" ]; then
+		fail fi_pingpong_msg "not installed (apt-get install libfabric-bin)"
+		return
+	fi
+	port=$((port + 2))
+	run_pair fi_pingpong_msg fi_pingpong "$port" -- \
+		-p "$prov" -e msg -I 10 -S all -c -B "$port" -- \
+		-p "$prov" -e msg -I 10 -S all -c -P "$port" "$addr"
+}
+
+# Where mpirun puts the ranks: here, or half of them on node -r.
+mpihosts=(--oversubscribe)
+[ -z "$rnode" ] ||
+	mpihosts=(-H "node0:$((ranks / 2)),node$rnode:$((ranks - ranks / 2))")
+
+echo "# provider $prov, address $addr${rnode:+, clients on node$rnode ($caddr)}, logs in $logdir"
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
 for s in rdm rdm_auto rdm_rma tclass atomic native offset multi harden \
-	rawpeer mesh kill mpi osc pingpong; do
+	rawpeer mesh kill mpi osc pingpong pingpong_msg; do
 	skipped "$s" || "step_$s"
 done
 

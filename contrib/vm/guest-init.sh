@@ -20,10 +20,18 @@ poweroff_now() {
 	sleep 60 2>/dev/null
 }
 
+node=0 nodes=0
 finish() {
-	local rc=$1
+	local rc=$1 k
+	# another node of -N never reports a status: rivet-vm boots it again
+	# or tells node0 (JOB/failed.K)
+	[ "$node" = 0 ] || poweroff_now
 	if mountpoint -q "${VM_OUT:-/nonexistent}"; then
 		dmesg >"$VM_OUT/dmesg.log" 2>&1
+		for ((k = 1; k < nodes; k++)); do
+			[ -f "$job/ready.$k" ] &&
+				timeout 20 ssh "node$k" dmesg >"$VM_OUT/dmesg.node$k.log" 2>&1 </dev/null
+		done
 	fi
 	echo "$rc" >"$job/rc.tmp" && mv "$job/rc.tmp" "$job/rc"
 	poweroff_now
@@ -46,6 +54,13 @@ mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 # Sane fds for ourselves: the console, stdin from nowhere.
 exec </dev/null >/dev/console 2>&1
+# -N: which node this is, of how many (rivet-vm's kernel command line)
+for w in $(cat /proc/cmdline); do
+	case $w in
+	rivet.node=*) node=${w#*=} ;;
+	rivet.nodes=*) nodes=${w#*=} ;;
+	esac
+done
 
 # shellcheck source=/dev/null
 . "$job/job.conf" || { say "cannot read $job/job.conf"; finish 125; }
@@ -54,9 +69,17 @@ export VM_OUT=$RIVET_OUT
 mkdir -p "$VM_OUT"
 step 20 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out "$VM_OUT"
 
-echo rivet-vm >/proc/sys/kernel/hostname
-echo rivet-vm >/etc/hostname
-printf '127.0.0.1\trivet-vm\n' >>/etc/hosts
+if [ "$nodes" = 0 ]; then
+	host=rivet-vm
+	printf '127.0.0.1\trivet-vm\n' >>/etc/hosts
+else
+	host=node$node
+	for ((k = 0; k < nodes; k++)); do
+		printf '10.77.0.%d\tnode%d\n' $((k + 1)) "$k"
+	done >>/etc/hosts
+fi
+echo "$host" >/proc/sys/kernel/hostname
+echo "$host" >/etc/hostname
 ip link set lo up
 
 # stdout and stderr of the command: virtio serial ports named by rivet-vm.
@@ -68,18 +91,39 @@ port() {
 	return 1
 }
 for _ in $(seq 50); do
+	[ "$node" = 0 ] || break
 	out_dev=$(port rivet.stdout) && err_dev=$(port rivet.stderr) &&
 		[ -c "$out_dev" ] && [ -c "$err_dev" ] && break
 	out_dev='' err_dev=''
 	sleep 0.1
 done
-[ -n "$out_dev" ] || { say "no virtio serial ports rivet.stdout/rivet.stderr"; finish 125; }
+[ -n "${out_dev:-}" ] || [ "$node" != 0 ] || { say "no virtio serial ports rivet.stdout/rivet.stderr"; finish 125; }
 
-# Soft-RoCE: rxe$i on veth rv$i (10.77.$i.1/24), its peer rvp$i.
+# Soft-RoCE: rxe$i on veth rv$i (10.77.$i.1/24), its peer rvp$i; with
+# -N rxe0 on the node's NIC (10.77.0.K+1/24).
+[ "$nodes" = 0 ] || RIVET_NUM_RXE=1
 if [ "$RIVET_NUM_RXE" -gt 0 ]; then
 	step 60 modprobe rdma_rxe
 	step 60 modprobe rdma_ucm # /dev/infiniband/rdma_cm, for librdmacm
-	for ((i = 0; i < RIVET_NUM_RXE; i++)); do
+	if [ "$nodes" != 0 ]; then
+		step 60 modprobe virtio_net
+		step 60 modprobe sch_netem
+		mac=$(printf '52:54:00:4d:00:%02x' $((node + 1)))
+		nic=''
+		for _ in $(seq 100); do
+			for n in /sys/class/net/*; do
+				[ "$(cat "$n/address" 2>/dev/null)" = "$mac" ] && nic=${n##*/}
+			done
+			[ -n "$nic" ] && break
+			sleep 0.1
+		done
+		[ -n "$nic" ] || { say "no virtio NIC with the address $mac"; finish 125; }
+		[ "$nic" = eth0 ] || step 10 ip link set "$nic" name eth0
+		step 10 ip addr add "10.77.0.$((node + 1))/24" dev eth0
+		step 10 ip link set eth0 up
+		step 30 rdma link add rxe0 type rxe netdev eth0
+	fi
+	for ((i = 0; i < RIVET_NUM_RXE && nodes == 0; i++)); do
 		step 10 ip link add "rv$i" type veth peer name "rvp$i"
 		step 10 ip addr add "10.77.$i.1/24" dev "rv$i"
 		step 10 ip link set "rv$i" up
@@ -98,7 +142,11 @@ if [ "$RIVET_NUM_RXE" -gt 0 ]; then
 		return 1
 	}
 	for ((i = 0; i < RIVET_NUM_RXE; i++)); do
-		want=$(printf '0000:0000:0000:0000:0000:ffff:0a4d:%02x01' "$i")
+		if [ "$nodes" = 0 ]; then
+			want=$(printf '0000:0000:0000:0000:0000:ffff:0a4d:%02x01' "$i")
+		else
+			want=$(printf '0000:0000:0000:0000:0000:ffff:0a4d:00%02x' $((node + 1)))
+		fi
 		ok=0
 		for _ in $(seq 150); do
 			if ibv_devinfo -d "rxe$i" 2>/dev/null | grep -q PORT_ACTIVE &&
@@ -117,11 +165,58 @@ ulimit -l unlimited
 ulimit -c 0
 # The command's environment: only this, plus what rivet-vm -e passed.
 envv=(HOME=/root USER=root LOGNAME=root SHELL=/bin/bash LANG=C.UTF-8 TERM=dumb
-	"PATH=$PATH" HOSTNAME=rivet-vm RIVET_VM=1 "VM_OUT=$VM_OUT" "RIVET_NUM_RXE=$RIVET_NUM_RXE"
+	"PATH=$PATH" "HOSTNAME=$host" RIVET_VM=1 "VM_OUT=$VM_OUT" "RIVET_NUM_RXE=$RIVET_NUM_RXE"
 	# mpirun refuses to run as root without these two.
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
 [ -z "${RIVET_GID_INDEX:-}" ] || envv+=("RIVET_GID_INDEX=$RIVET_GID_INDEX")
+[ "$nodes" = 0 ] || envv+=("RIVET_NODES=$nodes" "RIVET_NODE=$node")
 envv+=("${RIVET_ENV[@]}")
+
+# -N: ssh between the nodes (dropbear, keys made for this run), the guest
+# tools, Open MPI's launcher over that ssh; the other nodes wait there,
+# node0 waits for them and runs the command.
+if [ "$nodes" != 0 ]; then
+	mkdir -p /root/.ssh /etc/rivet-vm
+	chmod 700 /root/.ssh
+	cp "$job/ssh/id_ed25519" /root/.ssh/id_ed25519
+	cp "$job/ssh/id_ed25519.pub" /root/.ssh/authorized_keys
+	chmod 600 /root/.ssh/id_ed25519 /root/.ssh/authorized_keys
+	printf '%s\n' 'Host node* 10.77.0.*' '	User root' '	IdentityFile /root/.ssh/id_ed25519' \
+		'	StrictHostKeyChecking no' '	UserKnownHostsFile /dev/null' '	LogLevel ERROR' \
+		'	BatchMode yes' '	ConnectTimeout 10' '	ServerAliveInterval 5' \
+		'	ServerAliveCountMax 3' '	ControlMaster auto' '	ControlPath /run/ssh-%h' \
+		'	ControlPersist 1200' >/root/.ssh/config
+	chmod 600 /root/.ssh/config
+	# what rivet-node gives a command on any node: the command's environment
+	for v in "${envv[@]}"; do printf 'export %q\n' "$v"; done >/etc/rivet-vm/env
+	install -m 755 "$job/rivet-node" "$job/rivet-fault" /usr/local/bin/
+	# Open MPI: mpirun -H node0:2,node1:2 starts its daemons over ssh and
+	# talks TCP on the segment only
+	printf '%s\n' 'plm_rsh_agent = ssh' 'oob_tcp_if_include = 10.77.0.0/24' \
+		'btl_tcp_if_include = 10.77.0.0/24' >>/etc/openmpi/openmpi-mca-params.conf
+	dropbear -F -E -s -p 22 -r "$job/ssh/dropbear_ed25519_host_key" \
+		>/run/dropbear.log 2>&1 </dev/null &
+	for _ in $(seq 100); do
+		[ -n "$(ss -ltnH 'sport = :22' 2>/dev/null)" ] && break
+		sleep 0.1
+	done
+	if [ "$node" != 0 ]; then
+		: >"$job/ready.$node"
+		say "node$node ready"
+		while :; do sleep 3600; done
+	fi
+	waited=0
+	for ((k = 1; k < nodes; k++)); do
+		until [ -f "$job/ready.$k" ] && timeout 15 ssh "node$k" true </dev/null; do
+			[ ! -f "$job/failed.$k" ] || { say "node$k failed to start (see console.node$k.log)"; finish 125; }
+			[ "$waited" -lt "$RIVET_PEER_WAIT" ] ||
+				{ say "node$k was not up after ${RIVET_PEER_WAIT}s"; finish 125; }
+			sleep 1
+			waited=$((waited + 1))
+		done
+	done
+	: >"$job/ready.0"
+fi
 
 cd "$RIVET_CWD" || { say "cannot cd to $RIVET_CWD"; finish 125; }
 : >"$job/started"
