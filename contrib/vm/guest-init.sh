@@ -176,6 +176,8 @@ envv+=("${RIVET_ENV[@]}")
 # tools, Open MPI's launcher over that ssh; the other nodes wait there,
 # node0 waits for them and runs the command.
 if [ "$nodes" != 0 ]; then
+	# no DNS on the segment: nothing may wait for the host's name server
+	: >/etc/resolv.conf
 	mkdir -p /root/.ssh /etc/rivet-vm
 	chmod 700 /root/.ssh
 	cp "$job/ssh/id_ed25519" /root/.ssh/id_ed25519
@@ -184,7 +186,8 @@ if [ "$nodes" != 0 ]; then
 	printf '%s\n' 'Host node* 10.77.0.*' '	User root' '	IdentityFile /root/.ssh/id_ed25519' \
 		'	StrictHostKeyChecking no' '	UserKnownHostsFile /dev/null' '	LogLevel ERROR' \
 		'	BatchMode yes' '	ConnectTimeout 10' '	ServerAliveInterval 5' \
-		'	ServerAliveCountMax 3' '	ControlMaster auto' '	ControlPath /run/ssh-%h' \
+		'	ServerAliveCountMax 3' '	GSSAPIAuthentication no' '	ControlMaster auto' \
+		'	ControlPath /run/ssh-%h' \
 		'	ControlPersist 1200' >/root/.ssh/config
 	chmod 600 /root/.ssh/config
 	# what rivet-node gives a command on any node: the command's environment
@@ -205,14 +208,12 @@ if [ "$nodes" != 0 ]; then
 		say "node$node ready"
 		while :; do sleep 3600; done
 	fi
-	waited=0
 	for ((k = 1; k < nodes; k++)); do
-		until [ -f "$job/ready.$k" ] && timeout 15 ssh "node$k" true </dev/null; do
+		until [ -f "$job/ready.$k" ] && timeout 60 ssh "node$k" true </dev/null; do
 			[ ! -f "$job/failed.$k" ] || { say "node$k failed to start (see console.node$k.log)"; finish 125; }
-			[ "$waited" -lt "$RIVET_PEER_WAIT" ] ||
-				{ say "node$k was not up after ${RIVET_PEER_WAIT}s"; finish 125; }
+			[ "$SECONDS" -lt "$RIVET_PEER_WAIT" ] ||
+				{ say "node$k was not up (ssh) ${RIVET_PEER_WAIT}s after boot"; finish 125; }
 			sleep 1
-			waited=$((waited + 1))
 		done
 	done
 	: >"$job/ready.0"
