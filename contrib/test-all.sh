@@ -3,8 +3,9 @@
 # The whole test suite: build with -Werror, host unit tests (Criterion),
 # the Debian package (dpkg-buildpackage, lintian), then the integration
 # tests inside one boot of the Soft-RoCE VM: MSG, RDM and MPI, and the
-# package installed there without FI_PROVIDER_PATH. Exits non-zero when
-# any part fails.
+# package installed there without FI_PROVIDER_PATH; then rivet across three
+# guests (rivet-vm -N 3) under network faults. Exits non-zero when any
+# part fails.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -22,3 +23,6 @@ contrib/vm/rivet-vm -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
 		echo "== package $1 (contrib/package-guest.sh)"
 		bash contrib/package-guest.sh "$1"; p=$?
 		exit $((m | r | p))' package-test "$deb"
+echo "== across nodes in three Soft-RoCE guests, with network faults (fabtests/run_node_tests.sh)"
+contrib/vm/rivet-vm -N 3 -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
+	-- bash fabtests/run_node_tests.sh rivet

@@ -7,7 +7,7 @@ set -u
 usage() {
 	cat <<EOF
 Usage: $0 [-a ADDR] [-b BINDIR] [-o LOGDIR] [-t SECS] [-S SIZE|all]
-          [-I ITERS] [-n NPROCS] [-m RANKS] [-r NODE] [-x STEP]... PROV
+          [-M MAX] [-I ITERS] [-n NPROCS] [-m RANKS] [-r NODE] [-x STEP]... PROV
 
 Runs fi_rivet_rdm (as it is and with -A: FI_PROGRESS_AUTO) and
 fi_rivet_rdm_rma (server/client), fi_rivet_rdm_atomic (4 processes; for
@@ -33,6 +33,7 @@ checks.
   -o LOGDIR  logs (default \$VM_OUT/rdmtests-PROV, else /tmp/rdmtests-PROV)
   -t SECS    time limit per step (default \$FT_TIMEOUT or 240)
   -S SIZES   size argument of fi_rivet_rdm (default all: 0 to 64 MiB)
+  -M MAX     largest size of -S all in fi_rivet_rdm and fi_rivet_rdm_rma
   -I ITERS   ping-pong iterations of fi_rivet_rdm (default 10)
   -n NPROCS  processes of the mesh (default 8)
   -m RANKS   MPI ranks (default 4)
@@ -68,14 +69,16 @@ iters=10
 nprocs=8
 ranks=4
 rnode=
+maxsz=
 skip=" "
-while getopts "a:b:o:t:S:I:n:m:r:x:h" op; do
+while getopts "a:b:o:t:S:M:I:n:m:r:x:h" op; do
 	case $op in
 	a) addr=$OPTARG ;;
 	b) bindir=$OPTARG ;;
 	o) logdir=$OPTARG ;;
 	t) limit=$OPTARG ;;
 	S) sizes=$OPTARG ;;
+	M) maxsz=$OPTARG ;;
 	I) iters=$OPTARG ;;
 	n) nprocs=$OPTARG ;;
 	m) ranks=$OPTARG ;;
@@ -195,8 +198,8 @@ step_rdm() {
 	port=$((port + 2))
 	run_pair fi_rivet_rdm fi_rivet_rdm $((port + 1000)) -- \
 		-p "$prov" -e rdm -s "$addr" -B "$port" -S "$sizes" -I "$iters" \
-		-- -p "$prov" -e rdm -s "$caddr" -P "$port" -S "$sizes" \
-		-I "$iters" "$addr"
+		${maxsz:+-M "$maxsz"} -- -p "$prov" -e rdm -s "$caddr" -P "$port" \
+		-S "$sizes" -I "$iters" ${maxsz:+-M "$maxsz"} "$addr"
 }
 
 # Every case again with FI_PROGRESS_AUTO asked for (sizes up to 1 MiB):
@@ -213,7 +216,8 @@ step_rdm_rma() {
 	port=$((port + 2))
 	run_pair fi_rivet_rdm_rma fi_rivet_rdm_rma $((port + 1000)) -- \
 		-p "$prov" -e rdm -s "$addr" -B "$port" -S "$sizes" \
-		-- -p "$prov" -e rdm -s "$caddr" -P "$port" -S "$sizes" "$addr"
+		${maxsz:+-M "$maxsz"} -- -p "$prov" -e rdm -s "$caddr" -P "$port" \
+		-S "$sizes" ${maxsz:+-M "$maxsz"} "$addr"
 }
 
 # RDM connections made with a traffic class (the GRH's TOS on RoCE)

@@ -88,6 +88,8 @@ struct rivet_params {
 	int util_layering;
 	int native_atomics;
 	size_t poll_yield_usec;	/* RIVET_POLL_YIELD_AUTO: by device kind */
+	size_t ack_timeout;	/* 0: rdma_cm's; else 4.096 us * 2^N */
+	size_t retry_count;	/* transport retries of an RC QP, 0..7 */
 };
 #define RIVET_POLL_YIELD_AUTO ((size_t)-1)
 #define RIVET_POLL_YIELD_SOFT_USEC 200	/* the default on rxe and siw */
@@ -271,6 +273,7 @@ int rivet_errno_to_fi(int err);
 void rivet_qp_set_rnr_timer(struct ibv_qp *qp);
 /* tos from rivet_tclass_tos (-1: leave the default) */
 void rivet_id_set_tos(struct rdma_cm_id *id, int tos);
+void rivet_id_set_ack_timeout(struct rdma_cm_id *id);
 
 /* ---- fabric, domain (rivet_fabric.c, rivet_domain.c) ---- */
 struct rivet_fabric {

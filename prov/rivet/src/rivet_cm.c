@@ -10,7 +10,6 @@
 
 #define RIVET_CM_TIMEOUT_MS 2000
 #define RIVET_RNR_RETRY 7	/* 7 = retry forever: RNR is never an error */
-#define RIVET_RETRY_COUNT 7
 
 static struct rivet_eq_event *rivet_cm_event_alloc(struct fid *fid,
 						   uint32_t event)
@@ -63,7 +62,7 @@ static void rivet_cm_conn_param(struct rivet_ep *ep,
 	param->private_data_len = ep->cm_data_len;
 	param->responder_resources = RIVET_MIN(a->max_qp_rd_atom, 16);
 	param->initiator_depth = RIVET_MIN(a->max_qp_init_rd_atom, 16);
-	param->retry_count = RIVET_RETRY_COUNT;
+	param->retry_count = (uint8_t)g_rivet_params.retry_count;
 	param->rnr_retry_count = RIVET_RNR_RETRY;
 }
 
@@ -125,6 +124,7 @@ static int rivet_ep_accept(struct fid_ep *fid, const void *param,
 		return ret;
 	rivet_cm_conn_param(ep, &cp);
 	ep->state = RIVET_EP_ACCEPTING;
+	rivet_id_set_ack_timeout(ep->id);
 	if (rdma_accept(ep->id, &cp)) {
 		ret = errno;
 		ep->state = RIVET_EP_ENABLED;

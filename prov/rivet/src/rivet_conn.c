@@ -105,7 +105,7 @@ static void rivet_conn_param(struct rivet_conn *conn, const void *data,
 	p->private_data_len = len;
 	p->responder_resources = RIVET_MIN(a->max_qp_rd_atom, 16);
 	p->initiator_depth = RIVET_MIN(a->max_qp_init_rd_atom, 16);
-	p->retry_count = 7;
+	p->retry_count = (uint8_t)g_rivet_params.retry_count;
 	p->rnr_retry_count = 7;	/* forever: a full SRQ is never an error */
 }
 
@@ -135,6 +135,7 @@ static int rivet_conn_start(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	if (rdma_create_id(ep->cm_channel, &conn->id, conn, RDMA_PS_TCP))
 		return rivet_errno_to_fi(errno);
 	rivet_id_set_tos(conn->id, ep->tos);
+	rivet_id_set_ack_timeout(conn->id);
 	if (rdma_resolve_addr(conn->id, &src.sa, (struct sockaddr *)&dst->sa,
 			      RIVET_CONN_TIMEOUT_MS)) {
 		RIVET_WARN_ERRNO(EP_CTRL, "rdma_resolve_addr", errno);
@@ -389,6 +390,7 @@ static void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 	       RIVET_MIN((size_t)req->addr_len, sizeof(req->addr)));
 	acc.conn_idx = conn->idx;
 	rivet_conn_param(conn, &acc, sizeof(acc), &p);
+	rivet_id_set_ack_timeout(id);
 	if (rivet_conn_create_qp(conn) || rdma_accept(id, &p)) {
 		rivet_conn_set_state(conn, RIVET_CONN_CLOSED);
 		return;

@@ -72,6 +72,20 @@ void rivet_id_set_tos(struct rdma_cm_id *id, int tos)
 			   strerror(errno));
 }
 
+/* Before the connection's QP is made ready to send: the ACK timeout of
+ * FI_RIVET_ACK_TIMEOUT (rdma_cm's own when 0). */
+void rivet_id_set_ack_timeout(struct rdma_cm_id *id)
+{
+	uint8_t val = (uint8_t)g_rivet_params.ack_timeout;
+
+	if (!val)
+		return;
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
+			    &val, sizeof(val)))
+		RIVET_INFO(EP_CTRL, "rdma_set_option(ACK_TIMEOUT %u): %s\n",
+			   val, strerror(errno));
+}
+
 static void rivet_prov_cleanup(void)
 {
 	rivet_devs_finalize();

@@ -206,6 +206,7 @@ static int rivet_ep_create_id(struct rivet_ep *ep)
 			   RDMA_PS_TCP))
 		return rivet_errno_to_fi(errno);
 	rivet_id_set_tos(ep->id, ep->tos);
+	rivet_id_set_ack_timeout(ep->id);
 	if (!ep->src.sa.sa_family) {
 		memcpy(&ep->src, &dev->addrs[0].addr,
 		       rivet_addr_len(&dev->addrs[0].addr.sa));

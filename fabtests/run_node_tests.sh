@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# rivet across nodes and under network faults: for node0 of
+# contrib/vm/rivet-vm -N 3 (rivet-node, rivet-fault).
+set -u
+
+usage() {
+	cat <<EOF
+Usage: $0 [-b BINDIR] [-o LOGDIR] [-t SECS] [-B MS] [-x CASE]... PROV
+
+Runs, from node0, against provider PROV (rivet):
+  suite      fabtests/run_rdm_tests.sh -r 1: messages and tagged over sizes
+             up to 1 MiB with data checked, rendezvous, RMA, atomics with
+             counters and FI_RMA_EVENT, the 8-process mesh, Open MPI two-
+             and one-sided, fi_pingpong -e rdm and -e msg, between node0
+             and node1
+  clean      fi_rivet_rdm_fault: a stream of tagged messages (eager and
+             rendezvous), RMA writes read back and fetch-adds from node0
+             to node1, all checked: exactly once, right data
+  loss1 loss5 delay5 reorder10 dup5
+             the same stream under rivet-fault loss 1, loss 5, delay 5,
+             reorder 10, dup 5 (each its own run)
+  linkshort  node1's link down for 3 s mid-stream: everything completes
+  linklong   node1's link down until its operations fail (within -B ms),
+             while node2 is served; link up, and node1 is reached again
+  crash      node1 crashes mid-stream: errors within -B ms, node2 served,
+             node1's QPs and regions released; node1 boots again and a
+             restarted peer at the same address is reached after
+             fi_av_remove + fi_av_insert
+  mpicrash   an Open MPI job on node0 and node2; node2 crashes: mpirun
+             must end with an error by itself
+Prints "ok CASE" or "FAIL CASE: why", the stream's throughput per fault,
+then "N passed, M failed"; exits non-zero on any failure.
+
+  -b BINDIR  where the fi_rivet_* programs are (default: this script's dir)
+  -o LOGDIR  logs (default \$VM_OUT/nodetests-PROV; must be seen by every
+             node: \$VM_OUT is)
+  -t SECS    time limit per case (default 300)
+  -B MS      bound on the errors after a lost peer (default 30000)
+  -x CASE    skip a case (repeatable)
+EOF
+}
+
+bindir=$(cd "$(dirname "$0")" && pwd)
+logdir=
+limit=300
+bound=30000
+skip=" "
+while getopts "b:o:t:B:x:h" op; do
+	case $op in
+	b) bindir=$OPTARG ;;
+	o) logdir=$OPTARG ;;
+	t) limit=$OPTARG ;;
+	B) bound=$OPTARG ;;
+	x) skip="$skip$OPTARG " ;;
+	h) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 1 ] || { usage >&2; exit 2; }
+prov=$1
+logdir=${logdir:-${VM_OUT:-/tmp}/nodetests-${prov//;/_}}
+if ! command -v rivet-node >/dev/null || ! command -v rivet-fault >/dev/null; then
+	echo "$0: run me on node0 of contrib/vm/rivet-vm -N 3" >&2
+	exit 2
+fi
+nodes=$(rivet-node -n)
+mkdir -p "$logdir" || exit 2
+ulimit -l unlimited 2>/dev/null || true
+fault=$bindir/fi_rivet_rdm_fault
+names=$logdir/names
+pport=48500
+
+passed=0
+failed=0
+t0=$SECONDS
+rates=()
+
+pass() { echo "ok $1 ($((SECONDS - t0)) s)"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2 ($((SECONDS - t0)) s)"; failed=$((failed + 1)); }
+skipped() { case $skip in *" $1 "*) return 0 ;; esac; return 1; }
+addr_of() { echo "10.77.0.$(($1 + 1))"; }
+show_failures() {
+	grep -E '^(FAIL|skip) |terminated with signal|rank [0-9]+:' "$1" \
+		2>/dev/null | sed 's/^/    /' | head -20
+}
+
+# The FI_* variables of this script, for commands on other nodes.
+fi_env() {
+	local v
+	for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\)=.*/\1/p'); do
+		printf '%q ' "$v=${!v}"
+	done
+}
+
+# The command line that starts peer I of fi_rivet_rdm_fault on node K
+# (in the background, logging to LOG), for sh -c.
+peer_cmd() {
+	local k=$1 i=$2 log=$3
+	printf 'nohup rivet-node %s env %s timeout -k 5 %s %q -p %q -e rdm -R peer -i %s -s %s -B %s -D %q -T %s >%q 2>&1 </dev/null &' \
+		"$k" "$(fi_env)" $((limit + 30)) "$fault" "$prov" "$i" "$(addr_of "$k")" \
+		"$pport" "$names" "$limit" "$log"
+}
+
+# drive LABEL ARGS...: the driver here; status of the driver
+drive() {
+	local label=$1
+	shift
+	timeout -k 10 "$limit" "$fault" -p "$prov" -e rdm -R drive -s "$(addr_of 0)" \
+		-D "$names" "$@" >"$logdir/$label.drive.log" 2>&1
+}
+
+# Waits for the background peers of this case (bounded by their timeout).
+wait_peers() { wait; }
+
+verdict() { # LABEL DRIVER_STATUS
+	local label=$1 rc=$2 p
+	if [ "$rc" = 0 ]; then
+		pass "$label"
+	else
+		fail "$label" "driver exit $rc: $(tail -n 1 "$logdir/$label.drive.log") (logs: $logdir/$label.*.log)"
+		show_failures "$logdir/$label.drive.log"
+		for p in "$logdir/$label".peer*.log; do show_failures "$p"; done
+	fi
+}
+
+rate_of() { sed -n 's/^fault_stream_MBps //p' "$logdir/$1.drive.log" | tail -n 1; }
+
+# A stream to node1 under FAULT (rivet-fault arguments, or none):
+# case_stream LABEL [FAULT...]
+case_stream() {
+	local label=$1 rc
+	shift
+	t0=$SECONDS
+	rm -rf "$names" && mkdir -p "$names"
+	if [ $# -gt 0 ] && ! rivet-fault "$@" >"$logdir/$label.fault.log" 2>&1; then
+		fail "$label" "rivet-fault $* failed: $(tail -n 1 "$logdir/$label.fault.log")"
+		rivet-fault clear >/dev/null 2>&1
+		return
+	fi
+	eval "$(peer_cmd 1 1 "$logdir/$label.peer1.log")"
+	drive "$label" -k ok -T 8
+	rc=$?
+	wait_peers
+	rivet-fault clear >>"$logdir/$label.fault.log" 2>&1
+	rates+=("$label $(rate_of "$label")")
+	verdict "$label" "$rc"
+}
+
+case_linkshort() {
+	local rc
+	t0=$SECONDS
+	rm -rf "$names" && mkdir -p "$names"
+	eval "$(peer_cmd 1 1 "$logdir/linkshort.peer1.log")"
+	drive linkshort -k ok -T 10 \
+		-F "rivet-fault link down 1 && sleep 3 && rivet-fault link up 1"
+	rc=$?
+	wait_peers
+	rivet-fault clear >/dev/null 2>&1
+	rates+=("linkshort $(rate_of linkshort)")
+	verdict linkshort "$rc"
+}
+
+case_linklong() {
+	local rc
+	t0=$SECONDS
+	rm -rf "$names" && mkdir -p "$names"
+	eval "$(peer_cmd 1 1 "$logdir/linklong.peer1.log")"
+	eval "$(peer_cmd 2 2 "$logdir/linklong.peer2.log")"
+	drive linklong -k lost -T 6 -b "$bound" -F "rivet-fault link down 1" \
+		-U "rivet-fault link up 1"
+	rc=$?
+	wait_peers
+	rivet-fault clear >/dev/null 2>&1
+	verdict linklong "$rc"
+}
+
+case_crash() {
+	local rc restart=$logdir/crash.restart.sh
+	t0=$SECONDS
+	rm -rf "$names" && mkdir -p "$names"
+	eval "$(peer_cmd 1 1 "$logdir/crash.peer1.log")"
+	eval "$(peer_cmd 2 2 "$logdir/crash.peer2.log")"
+	{
+		echo 'set -e'
+		echo 'rivet-fault boot 1'
+		echo 'rivet-node -w 1 300'
+		printf 'rm -f %q\n' "$names/peer1"
+		peer_cmd 1 1 "$logdir/crash.peer1.restarted.log"
+		echo
+	} >"$restart"
+	drive crash -k lost -T 6 -b "$bound" -F "rivet-fault crash 1" \
+		-U "bash $restart" -r
+	rc=$?
+	wait_peers
+	verdict crash "$rc"
+}
+
+# mpirun over node0 and node2 with rivet's mtl; node2 crashes 20 s in:
+# mpirun must end (non-zero) by itself well before the case's limit.
+case_mpicrash() {
+	local p log=$logdir/mpicrash.log mpid rc xenv=() v start
+	t0=$SECONDS
+	p=$bindir/mpi/mpi_rivet_lat
+	if [ ! -x "$p" ]; then
+		mkdir -p "$logdir/mpi"
+		p=$logdir/mpi/mpi_rivet_lat
+		mpicc -O2 -o "$p" "$bindir/mpi/mpi_rivet_lat.c" >"$log" 2>&1 ||
+			{ fail mpicrash "mpicc failed (log: $log)"; return; }
+	fi
+	for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\)=.*/\1/p'); do
+		xenv+=(-x "$v")
+	done
+	start=$SECONDS
+	timeout -k 10 "$limit" mpirun -H node0:1,node2:1 -np 2 --mca pml cm \
+		--mca mtl ofi --mca mtl_ofi_provider_include "$prov" \
+		--mca btl self "${xenv[@]}" "$p" 100000000 8 >>"$log" 2>&1 &
+	mpid=$!
+	sleep 20
+	if ! kill -0 "$mpid" 2>/dev/null; then
+		wait "$mpid"
+		fail mpicrash "the job ended before the crash (status $?, log: $log)"
+		return
+	fi
+	rivet-fault crash 2 >>"$log" 2>&1
+	wait "$mpid"
+	rc=$?
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		fail mpicrash "mpirun still running ${limit}s after it started (log: $log)"
+	elif [ "$rc" = 0 ]; then
+		fail mpicrash "mpirun ended with status 0 although a node died (log: $log)"
+	else
+		echo "# mpirun ended with status $rc $((SECONDS - start - 20)) s after the crash"
+		pass mpicrash
+	fi
+}
+
+case_suite() {
+	t0=$SECONDS
+	if bash "$bindir/run_rdm_tests.sh" -r 1 -b "$bindir" -o "$logdir/suite" \
+		-S all -M 1m -x rdm_auto -x tclass -x offset -x multi -x harden \
+		-x rawpeer -x kill "$prov" >"$logdir/suite.log" 2>&1; then
+		sed 's/^/    /' "$logdir/suite.log" | grep -E '^    (ok|FAIL)'
+		pass suite
+	else
+		sed 's/^/    /' "$logdir/suite.log" | grep -vE '^    #'
+		fail suite "$(tail -n 1 "$logdir/suite.log") (log: $logdir/suite.log)"
+	fi
+}
+
+echo "# provider $prov, $nodes nodes, logs in $logdir"
+[ "$nodes" -ge 3 ] || echo "# fewer than 3 nodes: linklong, crash and mpicrash need node2"
+rivet-fault clear >/dev/null 2>&1
+skipped suite || case_suite
+skipped clean || case_stream clean
+skipped loss1 || case_stream loss1 loss 1
+skipped loss5 || case_stream loss5 loss 5
+skipped delay5 || case_stream delay5 delay 5
+skipped reorder10 || case_stream reorder10 reorder 10
+skipped dup5 || case_stream dup5 dup 5
+skipped linkshort || case_linkshort
+if [ "$nodes" -ge 3 ]; then
+	skipped linklong || case_linklong
+	skipped crash || case_crash
+	skipped mpicrash || case_mpicrash
+fi
+echo "# stream throughput node0 -> node1 (MB/s), by fault:"
+for r in "${rates[@]}"; do echo "#   $r"; done
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
