@@ -88,6 +88,9 @@ struct rivet_params {
 	int util_layering;
 	int native_atomics;
 	size_t poll_yield_usec;	/* RIVET_POLL_YIELD_AUTO: by device kind */
+	size_t mr_cache_max_count;	/* 0: no registration cache */
+	size_t mr_cache_max_size;
+	char *mr_cache_monitor;		/* "userfaultfd" or "disabled" */
 };
 #define RIVET_POLL_YIELD_AUTO ((size_t)-1)
 #define RIVET_POLL_YIELD_SOFT_USEC 200	/* the default on rxe and siw */
@@ -300,6 +303,10 @@ struct rivet_domain {
 	uint64_t poll_yield_ns;
 	_Atomic uint64_t poll_busy_ns;	/* idle since, or yielded at */
 	atomic_bool poll_found;		/* found work since the last idle poll */
+	/* internal registrations (rivet_mr_monitor.c): the cache, NULL
+	 * when nothing is cached; ibv_reg_mr calls made for them */
+	struct rivet_mr_cache *mr_cache;
+	_Atomic uint64_t mr_regs;
 };
 
 static inline uint64_t rivet_now_ns(void)
@@ -399,6 +406,15 @@ void rivet_mr_rma_event_locked(struct rivet_mr *mr, uint64_t flag);
 void rivet_mr_rma_event(struct rivet_domain *dom, uint32_t key,
 			uint64_t flag);
 
+/* Internal registrations (rivet_mr_monitor.c): a registration of
+ * [addr, addr + len) with at least `access`, from the domain's cache when
+ * it has one, held until rivet_mr_put. */
+struct rivet_mr_entry;
+int rivet_mr_get(struct rivet_domain *dom, void *addr, size_t len,
+		 int access, struct rivet_mr_entry **entry_p);
+void rivet_mr_put(struct rivet_domain *dom, struct rivet_mr_entry *entry);
+int rivet_mr_cache_open(struct rivet_domain *dom);
+void rivet_mr_cache_close(struct rivet_domain *dom);
 int rivet_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 		 uint64_t offset, uint64_t requested_key, uint64_t flags,
 		 struct fid_mr **mr_p, void *context);
