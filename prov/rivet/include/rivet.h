@@ -11,7 +11,11 @@
  * no lock).  A CQ's progress takes only cq->lock; it never calls back into
  * an endpoint under cq->lock except to return a work-request context to the
  * endpoint's pool, which is itself protected by cq->lock (a context belongs
- * to the CQ that will see its completion while it is posted).
+ * to the CQ that will see its completion while it is posted).  The
+ * registration cache's lock (g_mrm.lock, rivet_mr_monitor.c, one per
+ * process) is innermost: taken under ep->lock, never held across anything
+ * that could free or unmap memory (the monitor thread that such a free
+ * would wait for needs it).
  */
 #ifndef RIVET_H
 #define RIVET_H
@@ -415,6 +419,9 @@ int rivet_mr_get(struct rivet_domain *dom, void *addr, size_t len,
 void rivet_mr_put(struct rivet_domain *dom, struct rivet_mr_entry *entry);
 int rivet_mr_cache_open(struct rivet_domain *dom);
 void rivet_mr_cache_close(struct rivet_domain *dom);
+/* Stops the monitor's thread if domains were left open (the core is about
+ * to unload us). */
+void rivet_mr_monitor_finalize(void);
 int rivet_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 		 uint64_t offset, uint64_t requested_key, uint64_t flags,
 		 struct fid_mr **mr_p, void *context);

@@ -74,6 +74,7 @@ void rivet_id_set_tos(struct rdma_cm_id *id, int tos)
 
 static void rivet_prov_cleanup(void)
 {
+	rivet_mr_monitor_finalize();
 	rivet_devs_finalize();
 }
 

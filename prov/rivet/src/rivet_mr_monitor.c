@@ -155,8 +155,11 @@ static int rivet_mrm_start(void)
 		return rivet_errno_to_fi(-fd);
 	}
 	close(fd);
-	if ((features & RIVET_MRM_EVENTS) != RIVET_MRM_EVENTS) {
-		RIVET_INFO(MR, "userfaultfd lacks unmap/remove/remap events\n");
+	/* the watches are write-protect registrations (Linux 5.7) */
+	if ((features & RIVET_MRM_EVENTS) != RIVET_MRM_EVENTS ||
+	    !(features & UFFD_FEATURE_PAGEFAULT_FLAG_WP)) {
+		RIVET_INFO(MR, "userfaultfd lacks unmap/remove/remap events "
+			   "or write-protect mode\n");
 		return -FI_ENOSYS;
 	}
 	want = RIVET_MRM_EVENTS |
@@ -450,4 +453,16 @@ void rivet_mr_cache_close(struct rivet_domain *dom)
 	rivet_mr_cache_destruct(cache);
 	free(cache);
 	dom->mr_cache = NULL;
+}
+
+void rivet_mr_monitor_finalize(void)
+{
+	pthread_mutex_lock(&g_mrm_start_lock);
+	if (g_mrm.users && !g_mrm.forked) {
+		RIVET_WARN(MR, "%u domains with a registration cache left "
+			   "open\n", g_mrm.users);
+		rivet_mrm_stop();
+		g_mrm.users = 0;
+	}
+	pthread_mutex_unlock(&g_mrm_start_lock);
 }
