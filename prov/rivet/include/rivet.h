@@ -412,10 +412,11 @@ void rivet_mr_rma_event(struct rivet_domain *dom, uint32_t key,
 
 /* Internal registrations (rivet_mr_monitor.c): a registration of
  * [addr, addr + len) with at least `access`, from the domain's cache when
- * it has one, held until rivet_mr_put. */
+ * it has one and the caller allows (else made for this use alone), held
+ * until rivet_mr_put. */
 struct rivet_mr_entry;
 int rivet_mr_get(struct rivet_domain *dom, void *addr, size_t len,
-		 int access, struct rivet_mr_entry **entry_p);
+		 int access, bool cacheable, struct rivet_mr_entry **entry_p);
 void rivet_mr_put(struct rivet_domain *dom, struct rivet_mr_entry *entry);
 int rivet_mr_cache_open(struct rivet_domain *dom);
 void rivet_mr_cache_close(struct rivet_domain *dom);

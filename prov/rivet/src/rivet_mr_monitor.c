@@ -306,9 +306,9 @@ static void rivet_mr_cache_add(struct rivet_mr_cache *cache,
 }
 
 int rivet_mr_get(struct rivet_domain *dom, void *addr, size_t len,
-		 int access, struct rivet_mr_entry **entry_p)
+		 int access, bool cacheable, struct rivet_mr_entry **entry_p)
 {
-	struct rivet_mr_cache *cache = dom->mr_cache;
+	struct rivet_mr_cache *cache = cacheable ? dom->mr_cache : NULL;
 	struct rivet_mr_entry *entry = NULL;
 	uintptr_t start = (uintptr_t)addr;
 	uint64_t gen = 0;

@@ -11,11 +11,12 @@
 /*
  * The registration a rendezvous uses for one buffer: the application's
  * when it allows the access (held busy until the operation ends), else
- * one of the operation's own from the registration cache.  A region the
+ * one of the operation's own.  A buffer without a descriptor takes it
+ * from the registration cache (a peer may then read those bytes while
+ * they stay cached: fi_rivet(7), REGISTRATION CACHE).  A region the
  * application registered without FI_REMOTE_READ is never exposed: the
- * peer reads an own registration of the message's bytes (which the cache
- * may keep for a later message from the same buffer, until the memory is
- * unmapped or discarded: fi_rivet(7), REGISTRATION CACHE).
+ * peer reads an own registration of the message's bytes that is never
+ * cached, so its life ends with the send.
  */
 static int rivet_rndv_mr(struct rivet_rdm_ep *ep, void *desc, void *base,
 			 size_t len, int access, uint32_t *lkey_p,
@@ -35,7 +36,8 @@ static int rivet_rndv_mr(struct rivet_rdm_ep *ep, void *desc, void *base,
 		*rkey_p = mr->ibv_mr->rkey;
 		return 0;
 	}
-	ret = rivet_mr_get(ep->domain, base, len, access, own_p);
+	ret = rivet_mr_get(ep->domain, base, len, access,
+			   !mr || !(access & IBV_ACCESS_REMOTE_READ), own_p);
 	if (ret)
 		return ret;
 	*lkey_p = (*own_p)->lkey;

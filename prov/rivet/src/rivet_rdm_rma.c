@@ -68,8 +68,9 @@ static int rivet_rma_lkey(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		*lkey_p = mr->ibv_mr->lkey;
 		return 0;
 	}
+	/* local access only: nothing a peer could reach later */
 	ret = rivet_mr_get(ep->domain, iov->iov_base, iov->iov_len, access,
-			   &own);
+			   true, &own);
 	if (ret)
 		return ret;
 	op->mrs[op->nmrs++] = own;
