@@ -4,8 +4,8 @@
  * registration cache: rendezvous sends, receives and RMA from a buffer
  * that is freed, unmapped, moved (mremap), discarded (madvise DONTNEED,
  * malloc_trim) and allocated again at the same address with new contents
- * must carry the new bytes (libfabric #5880); more buffers than the
- * cache holds, and threads sharing one domain.  With -b N: N rendezvous
+ * must carry the new bytes (libfabric #5880); fork with a cached buffer;
+ * more buffers than the cache holds, and threads sharing one domain.  With -b N: N rendezvous
  * sends from one buffer, timed (the provider's log tells how many
  * registrations they took).  One process, two endpoints; each case in a
  * child of its own.
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -367,6 +368,53 @@ static void mc_rma_child(void)
 	mc_done(name);
 }
 
+/* fork with a cached buffer: the child writes and unmaps its copy (it
+ * must not wait for the parent's monitor), the parent then writes new
+ * contents and sends them. */
+static void mc_fork_child(void)
+{
+	const char *name = "mrcache_fork";
+	struct mc_env env;
+	uint8_t *s, *r;
+	int status = -1;
+	pid_t pid;
+
+	if (mc_open(&env, name))
+		return;
+	s = mc_alloc(MC_MMAP, NULL, NULL);
+	r = mc_alloc(MC_MMAP, NULL, NULL);
+	if (!mc_check(s && r, name, "allocation failed"))
+		goto out;
+	mc_fill(s, MC_LEN, 0);
+	if (mc_send(name, &env.p, s, r, NULL, MC_LEN, 0))
+		goto out;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		alarm(30);
+		memset(s, 0xee, MC_LEN);
+		munmap(s, MC_LEN);
+		munmap(r, MC_LEN);
+		free(malloc(1 << 20));
+		_exit(0);
+	}
+	if (!mc_check(pid > 0, name, "fork failed"))
+		goto out;
+	waitpid(pid, &status, 0);
+	if (!mc_check(WIFEXITED(status) && !WEXITSTATUS(status), name,
+		      "the child did not end well (status %#x)", status))
+		goto out;
+	mc_fill(s, MC_LEN, 1);
+	mc_send(name, &env.p, s, r, NULL, MC_LEN, 1);
+out:
+	if (s)
+		munmap(s, MC_LEN);
+	if (r)
+		munmap(r, MC_LEN);
+	mc_close(&env);
+	mc_done(name);
+}
+
 /* ---- more buffers than the cache holds --------------------------------- */
 
 #define MC_STORM_BUFS 48
@@ -594,6 +642,7 @@ int main(int argc, char **argv)
 	mc_case("mrcache_stale_dontneed", mc_dontneed_child);
 	mc_case("mrcache_stale_mremap", mc_mremap_child);
 	mc_case("mrcache_stale_rma", mc_rma_child);
+	mc_case("mrcache_fork", mc_fork_child);
 	mc_case("mrcache_storm", mc_storm_child);
 	mc_case("mrcache_threads", mc_threads_child);
 	return ft_summary();
