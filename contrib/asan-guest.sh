@@ -23,7 +23,8 @@ r=$?
 # orted and mpirun takes minutes under TCG
 export ASAN_OPTIONS="detect_leaks=0:$asan"
 bash fabtests/run_rdm_tests.sh -o "$rep/mpi" -x rdm -x rdm_auto -x rdm_rma \
-	-x atomic -x native -x offset -x multi -x mesh -x kill -x pingpong rivet
+	-x atomic -x native -x offset -x multi -x mrcache -x mesh -x kill \
+	-x pingpong rivet
 r=$((r | $?))
 unset LD_PRELOAD
 reports=("$rep"/report.*)

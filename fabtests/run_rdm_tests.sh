@@ -14,6 +14,8 @@ fi_rivet_rdm_rma (server/client), fi_rivet_rdm_atomic (4 processes; for
 rivet again with FI_RIVET_NATIVE_ATOMICS=1), both again with offset
 addressing (-O),
 fi_rivet_rdm_multi, fi_rivet_rdm_harden (misuse and failure containment),
+fi_rivet_rdm_mrcache (memory freed and reused under the registration
+cache; for rivet also ibv_reg_mr calls per 1000 rendezvous sends),
 fi_rivet_rdm_rawpeer (a raw verbs peer speaking rivet's protocol badly;
 rivet only),
 fi_rivet_rdm_mesh (NPROCS processes), fi_rivet_rdm_kill (a victim that dies
@@ -42,7 +44,8 @@ checks.
              of the MPI ranks run on node NODE (rivet-node), with its own
              address; the servers here, on ADDR
   -x STEP    skip a step: rdm rdm_auto rdm_rma tclass atomic native offset
-             multi harden rawpeer mesh kill mpi osc pingpong pingpong_msg
+             multi harden mrcache rawpeer mesh kill mpi osc pingpong
+             pingpong_msg
              (repeatable)
 
 The environment goes to every program; FI_* variables also to the MPI
@@ -266,6 +269,45 @@ step_single() {
 
 step_harden() { step_single fi_rivet_rdm_harden; }
 
+# fi_rivet_rdm_mrcache: buffers without descriptors freed, unmapped,
+# moved and discarded under the registration cache, a cache of 8 entries
+# stormed, threads; for rivet then the exact figure: ibv_reg_mr calls of
+# 1000 rendezvous sends from one buffer (from the provider's log at
+# domain close), with the cache and without, and their wall time.
+mrcache_bench() {
+	local log=$logdir/fi_rivet_rdm_mrcache_bench$1.log p regs secs
+	p=$(prog fi_rivet_rdm_mrcache)
+	shift
+	run env FI_LOG_LEVEL=info "$@" "$p" -p "$prov" -e rdm -s "$addr" \
+		-b 1000 >"$log" 2>&1 || { echo "bench failed (log: $log)"; return 1; }
+	regs=$(sed -n 's/.*registrations: \([0-9]*\) ibv_reg_mr.*/\1/p' "$log")
+	secs=$(sed -n 's/^mrcache_bench: .*: \([0-9.]*\) s$/\1/p' "$log")
+	echo "${regs:-?} ${secs:-?}"
+}
+
+step_mrcache() {
+	local on off
+	# huge pages for the huge-buffer case, in the test VM only
+	if [ -n "${VM_OUT:-}" ] && [ -w /proc/sys/vm/nr_hugepages ] &&
+	   [ "$(cat /proc/sys/vm/nr_hugepages)" = 0 ]; then
+		echo 8 >/proc/sys/vm/nr_hugepages 2>/dev/null
+	fi
+	step_single fi_rivet_rdm_mrcache
+	[ "$prov" = rivet ] || return 0
+	t0=$SECONDS
+	# a first run loads the programs and libraries (over 9p in the VM)
+	mrcache_bench _warm >/dev/null
+	on=$(mrcache_bench _on) && off=$(mrcache_bench _off \
+		FI_RIVET_MR_CACHE_MONITOR=disabled)
+	echo "# reg_per_1000_rndv_sends ${on%% *} (cache on, ${on##* } s)," \
+		"${off%% *} (cache off, ${off##* } s)"
+	if [ "${on%% *}" = 1 ] && [ "${off%% *}" = 1000 ]; then
+		pass mrcache_reg_per_1000_sends
+	else
+		fail mrcache_reg_per_1000_sends "want 1 and 1000: on '$on', off '$off'"
+	fi
+}
+
 step_rawpeer() {
 	[ "$prov" = rivet ] && step_single fi_rivet_rdm_rawpeer
 }
@@ -480,7 +522,7 @@ fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
 for s in rdm rdm_auto rdm_rma tclass atomic native offset multi harden \
-	rawpeer mesh kill mpi osc pingpong pingpong_msg; do
+	mrcache rawpeer mesh kill mpi osc pingpong pingpong_msg; do
 	skipped "$s" || "step_$s"
 done
 

@@ -11,7 +11,11 @@
  * no lock).  A CQ's progress takes only cq->lock; it never calls back into
  * an endpoint under cq->lock except to return a work-request context to the
  * endpoint's pool, which is itself protected by cq->lock (a context belongs
- * to the CQ that will see its completion while it is posted).
+ * to the CQ that will see its completion while it is posted).  The
+ * registration cache's lock (g_mrm.lock, rivet_mr_monitor.c, one per
+ * process) is innermost: taken under ep->lock, never held across anything
+ * that could free or unmap memory (the monitor thread that such a free
+ * would wait for needs it).
  */
 #ifndef RIVET_H
 #define RIVET_H
@@ -90,6 +94,9 @@ struct rivet_params {
 	size_t poll_yield_usec;	/* RIVET_POLL_YIELD_AUTO: by device kind */
 	size_t ack_timeout;	/* 0: rdma_cm's; else 4.096 us * 2^N */
 	size_t retry_count;	/* transport retries of an RC QP, 0..7 */
+	size_t mr_cache_max_count;	/* 0: no registration cache */
+	size_t mr_cache_max_size;
+	char *mr_cache_monitor;		/* "userfaultfd" or "disabled" */
 };
 #define RIVET_POLL_YIELD_AUTO ((size_t)-1)
 #define RIVET_POLL_YIELD_SOFT_USEC 200	/* the default on rxe and siw */
@@ -303,6 +310,10 @@ struct rivet_domain {
 	uint64_t poll_yield_ns;
 	_Atomic uint64_t poll_busy_ns;	/* idle since, or yielded at */
 	atomic_bool poll_found;		/* found work since the last idle poll */
+	/* internal registrations (rivet_mr_monitor.c): the cache, NULL
+	 * when nothing is cached; ibv_reg_mr calls made for them */
+	struct rivet_mr_cache *mr_cache;
+	_Atomic uint64_t mr_regs;
 };
 
 static inline uint64_t rivet_now_ns(void)
@@ -402,6 +413,19 @@ void rivet_mr_rma_event_locked(struct rivet_mr *mr, uint64_t flag);
 void rivet_mr_rma_event(struct rivet_domain *dom, uint32_t key,
 			uint64_t flag);
 
+/* Internal registrations (rivet_mr_monitor.c): a registration of
+ * [addr, addr + len) with at least `access`, from the domain's cache when
+ * it has one and the caller allows (else made for this use alone), held
+ * until rivet_mr_put. */
+struct rivet_mr_entry;
+int rivet_mr_get(struct rivet_domain *dom, void *addr, size_t len,
+		 int access, bool cacheable, struct rivet_mr_entry **entry_p);
+void rivet_mr_put(struct rivet_domain *dom, struct rivet_mr_entry *entry);
+int rivet_mr_cache_open(struct rivet_domain *dom);
+void rivet_mr_cache_close(struct rivet_domain *dom);
+/* Stops the monitor's thread if domains were left open (the core is about
+ * to unload us). */
+void rivet_mr_monitor_finalize(void);
 int rivet_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 		 uint64_t offset, uint64_t requested_key, uint64_t flags,
 		 struct fid_mr **mr_p, void *context);

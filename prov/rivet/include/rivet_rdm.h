@@ -11,6 +11,7 @@
 #include "rivet.h"
 #include "rivet_map.h"
 #include "rivet_match.h"
+#include "rivet_mr_cache.h"
 #include "rivet_proto.h"
 
 #define RIVET_PROTO_RDM (FI_PROV_SPECIFIC | 0x7277)
@@ -197,7 +198,7 @@ struct rivet_tx_op {
 	uint32_t buf_len;
 	size_t len;
 	size_t nmrs;
-	struct ibv_mr *mrs[RIVET_RDM_IOV_LIMIT];
+	struct rivet_mr_entry *mrs[RIVET_RDM_IOV_LIMIT];	/* own */
 	size_t nbusy;			/* application regions it holds busy */
 	struct rivet_mr *busy[RIVET_RDM_IOV_LIMIT];
 	struct rivet_rma_wr wr;
@@ -248,7 +249,7 @@ struct rivet_rndv_rx {
 	int prov_errno;			/* its reason (enum rivet_perr) */
 	bool report;
 	size_t nmrs;
-	struct ibv_mr *mrs[RIVET_RDM_IOV_LIMIT];
+	struct rivet_mr_entry *mrs[RIVET_RDM_IOV_LIMIT];	/* own */
 	size_t nbusy;			/* application regions it holds busy */
 	struct rivet_mr *busy[RIVET_RDM_IOV_LIMIT];
 	struct iovec iov[RIVET_RDM_IOV_LIMIT];	/* where the data lands */
@@ -425,7 +426,7 @@ void rivet_rndv_handle_fin(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 int rivet_rndv_send_fin(struct rivet_conn *conn, uint64_t send_id,
 			int32_t status);
 void rivet_rndv_retry_deferred(struct rivet_conn *conn);
-void rivet_rndv_release_op(struct rivet_tx_op *op);
+void rivet_rndv_release_op(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
 
 /* rivet_rdm_rma.c */
 extern struct fi_ops_rma g_rivet_rdm_rma_ops;

@@ -19,6 +19,7 @@ static int rivet_domain_close(struct fid *fid)
 
 	if (atomic_load(&dom->refcnt))
 		return -FI_EBUSY;
+	rivet_mr_cache_close(dom);
 	ret = ibv_dealloc_pd(dom->pd);
 	if (ret) {
 		RIVET_WARN_ERRNO(DOMAIN, "ibv_dealloc_pd", ret);
@@ -195,6 +196,13 @@ static int rivet_domain_construct(struct rivet_domain *dom,
 	}
 	rivet_u32_map_construct(dom->mr_keys);
 	pthread_mutex_init(&dom->mr_lock, NULL);
+	if (rivet_mr_cache_open(dom)) {
+		pthread_mutex_destroy(&dom->mr_lock);
+		free(dom->mr_keys);
+		ibv_dealloc_pd(dom->pd);
+		fi_freeinfo(dom->info);
+		return -FI_ENOMEM;
+	}
 	dom->fabric = fab;
 	dom->threading = info->domain_attr->threading;
 	dom->native_atomics = g_rivet_params.native_atomics &&

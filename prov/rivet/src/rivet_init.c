@@ -88,6 +88,7 @@ void rivet_id_set_ack_timeout(struct rdma_cm_id *id)
 
 static void rivet_prov_cleanup(void)
 {
+	rivet_mr_monitor_finalize();
 	rivet_devs_finalize();
 }
 

@@ -17,6 +17,9 @@ struct rivet_params g_rivet_params = {
 	.poll_yield_usec = RIVET_POLL_YIELD_AUTO,
 	.ack_timeout = 0,
 	.retry_count = 7,
+	.mr_cache_max_count = 1024,
+	.mr_cache_max_size = (size_t)1 << 30,
+	.mr_cache_monitor = NULL,
 };
 
 enum rivet_param_kind { RIVET_P_SIZE, RIVET_P_STR, RIVET_P_BOOL };
@@ -61,6 +64,19 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "read in every this many microseconds yields the CPU "
 	  "(sched_yield) to the kernel threads of a software RDMA device; "
 	  "0: never (default: 200 on rxe and siw, 0 on hardware)" },
+	{ "mr_cache_max_count", RIVET_P_SIZE,
+	  &g_rivet_params.mr_cache_max_count,
+	  "RDM: most registrations of the application's buffers (rendezvous, "
+	  "RMA and atomics without a descriptor) a domain keeps for reuse; "
+	  "0 disables the cache (default: 1024)" },
+	{ "mr_cache_max_size", RIVET_P_SIZE,
+	  &g_rivet_params.mr_cache_max_size,
+	  "RDM: most bytes of such registrations a domain keeps; 0 disables "
+	  "the cache (default: 1073741824)" },
+	{ "mr_cache_monitor", RIVET_P_STR, &g_rivet_params.mr_cache_monitor,
+	  "RDM: how the cache learns that memory was unmapped or discarded: "
+	  "userfaultfd, or disabled (no caching); without a monitor nothing "
+	  "is cached (default: userfaultfd)" },
 	{ "util_layering", RIVET_P_BOOL, &g_rivet_params.util_layering,
 	  "Let the core's utility providers (ofi_rxm) layer over rivet's MSG "
 	  "endpoints; off by default so that rivet's native RDM is the one "

@@ -52,7 +52,7 @@ void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		rivet_rma_complete(ep, op, &e);
 	else
 		rivet_rdm_complete(ep, true, &e, op->report);
-	rivet_rndv_release_op(op);
+	rivet_rndv_release_op(ep, op);
 	op->rma = false;
 	op->atomic = false;
 	op->fenced = false;

@@ -11,17 +11,20 @@
 /*
  * The registration a rendezvous uses for one buffer: the application's
  * when it allows the access (held busy until the operation ends), else
- * one of the operation's own over exactly these bytes.  A region the
+ * one of the operation's own.  A buffer without a descriptor takes it
+ * from the registration cache (a peer may then read those bytes while
+ * they stay cached: fi_rivet(7), REGISTRATION CACHE).  A region the
  * application registered without FI_REMOTE_READ is never exposed: the
- * peer reads an own registration whose scope is the message and whose
- * life ends with it.
+ * peer reads an own registration of the message's bytes that is never
+ * cached, so its life ends with the send.
  */
-static struct ibv_mr *rivet_rndv_mr(struct rivet_rdm_ep *ep, void *desc,
-				    void *base, size_t len, int access,
-				    struct ibv_mr **own_p,
-				    struct rivet_mr **busy_p)
+static int rivet_rndv_mr(struct rivet_rdm_ep *ep, void *desc, void *base,
+			 size_t len, int access, uint32_t *lkey_p,
+			 uint32_t *rkey_p, struct rivet_mr_entry **own_p,
+			 struct rivet_mr **busy_p)
 {
 	struct rivet_mr *mr = desc;
+	int ret;
 
 	*own_p = NULL;
 	*busy_p = NULL;
@@ -29,12 +32,17 @@ static struct ibv_mr *rivet_rndv_mr(struct rivet_rdm_ep *ep, void *desc,
 	if (mr && (mr->ibv_access & access) == access) {
 		atomic_fetch_add(&mr->busy, 1);
 		*busy_p = mr;
-		return mr->ibv_mr;
+		*lkey_p = mr->ibv_mr->lkey;
+		*rkey_p = mr->ibv_mr->rkey;
+		return 0;
 	}
-	*own_p = ibv_reg_mr(ep->domain->pd, base, len, access);
-	if (!*own_p)
-		RIVET_WARN_ERRNO(EP_DATA, "ibv_reg_mr", errno);
-	return *own_p;
+	ret = rivet_mr_get(ep->domain, base, len, access,
+			   !mr || !(access & IBV_ACCESS_REMOTE_READ), own_p);
+	if (ret)
+		return ret;
+	*lkey_p = (*own_p)->lkey;
+	*rkey_p = (*own_p)->rkey;
+	return 0;
 }
 
 static void rivet_rndv_unbusy(struct rivet_mr **busy, size_t *nbusy)
@@ -43,10 +51,10 @@ static void rivet_rndv_unbusy(struct rivet_mr **busy, size_t *nbusy)
 		atomic_fetch_sub(&busy[--*nbusy]->busy, 1);
 }
 
-void rivet_rndv_release_op(struct rivet_tx_op *op)
+void rivet_rndv_release_op(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 {
 	while (op->nmrs)
-		ibv_dereg_mr(op->mrs[--op->nmrs]);
+		rivet_mr_put(ep->domain, op->mrs[--op->nmrs]);
 	rivet_rndv_unbusy(op->busy, &op->nbusy);
 }
 
@@ -55,28 +63,31 @@ int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 {
 	struct rivet_wire_hdr *hdr = (struct rivet_wire_hdr *)op->buf;
 	struct rivet_wire_rts *rts = (struct rivet_wire_rts *)(hdr + 1);
-	struct ibv_mr *mr, *own;
+	struct rivet_mr_entry *own;
 	struct rivet_mr *busy;
+	uint32_t lkey, rkey;
 	size_t i;
+	int ret;
 
 	memset(rts, 0, sizeof(*rts));
 	rts->send_id = ((uint64_t)op->gen << 32) | op->index;
 	for (i = 0; i < count; i++) {
 		if (!iov[i].iov_len)
 			continue;
-		mr = rivet_rndv_mr(ep, desc ? desc[i] : NULL,
-				   iov[i].iov_base, iov[i].iov_len,
-				   IBV_ACCESS_REMOTE_READ, &own, &busy);
-		if (!mr) {
-			rivet_rndv_release_op(op);
-			return -FI_ENOMEM;
+		ret = rivet_rndv_mr(ep, desc ? desc[i] : NULL,
+				    iov[i].iov_base, iov[i].iov_len,
+				    IBV_ACCESS_REMOTE_READ, &lkey, &rkey,
+				    &own, &busy);
+		if (ret) {
+			rivet_rndv_release_op(ep, op);
+			return ret;
 		}
 		if (own)
 			op->mrs[op->nmrs++] = own;
 		if (busy)
 			op->busy[op->nbusy++] = busy;
 		rts->segs[rts->nsegs++] = (struct rivet_wire_seg) {
-			.addr = (uintptr_t)iov[i].iov_base, .rkey = mr->rkey,
+			.addr = (uintptr_t)iov[i].iov_base, .rkey = rkey,
 			.len = iov[i].iov_len,
 		};
 	}
@@ -92,23 +103,24 @@ static int rivet_rndv_register(struct rivet_rdm_ep *ep,
 			       struct rivet_rndv_rx *r, void **desc,
 			       uint32_t *lkeys)
 {
-	struct ibv_mr *mr, *own;
+	struct rivet_mr_entry *own;
 	struct rivet_mr *busy;
+	uint32_t rkey;
 	size_t i;
+	int ret;
 
 	for (i = 0; i < r->count; i++) {
 		if (!r->iov[i].iov_len)
 			continue;
-		mr = rivet_rndv_mr(ep, desc[i], r->iov[i].iov_base,
-				   r->iov[i].iov_len, IBV_ACCESS_LOCAL_WRITE,
-				   &own, &busy);
-		if (!mr)
-			return -FI_ENOMEM;
+		ret = rivet_rndv_mr(ep, desc[i], r->iov[i].iov_base,
+				    r->iov[i].iov_len, IBV_ACCESS_LOCAL_WRITE,
+				    &lkeys[i], &rkey, &own, &busy);
+		if (ret)
+			return ret;
 		if (own)
 			r->mrs[r->nmrs++] = own;
 		if (busy)
 			r->busy[r->nbusy++] = busy;
-		lkeys[i] = mr->lkey;
 	}
 	return 0;
 }
@@ -169,7 +181,7 @@ static void rivet_rndv_finish(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 		r->comp.len = 0;	/* nothing placed that can be told */
 	rivet_rdm_complete(ep, false, &r->comp, r->report);
 	while (r->nmrs)
-		ibv_dereg_mr(r->mrs[--r->nmrs]);
+		rivet_mr_put(ep->domain, r->mrs[--r->nmrs]);
 	rivet_rndv_unbusy(r->busy, &r->nbusy);
 	if (r->rx && !--r->rx->inflight && r->rx->released)
 		rivet_rx_retire(ep, r->rx);

@@ -54,24 +54,25 @@ static int rivet_rma_check(struct rivet_rdm_ep *ep,
 /* ---- local buffers ---- */
 
 /* The application's registration when it allows the access, else one of
- * the operation's own (released at completion). */
+ * the operation's own (from the registration cache, released at
+ * completion). */
 static int rivet_rma_lkey(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 			  void *desc, const struct iovec *iov, int access,
 			  uint32_t *lkey_p)
 {
 	struct rivet_mr *mr = desc;
-	struct ibv_mr *own;
+	struct rivet_mr_entry *own;
+	int ret;
 
 	if (mr && mr->ibv_mr && (mr->ibv_access & access) == access) {
 		*lkey_p = mr->ibv_mr->lkey;
 		return 0;
 	}
-	own = ibv_reg_mr(ep->domain->pd, iov->iov_base, iov->iov_len,
-			 access);
-	if (!own) {
-		RIVET_WARN_ERRNO(EP_DATA, "ibv_reg_mr", errno);
-		return rivet_errno_to_fi(errno);
-	}
+	/* local access only: nothing a peer could reach later */
+	ret = rivet_mr_get(ep->domain, iov->iov_base, iov->iov_len, access,
+			   true, &own);
+	if (ret)
+		return ret;
 	op->mrs[op->nmrs++] = own;
 	*lkey_p = own->lkey;
 	return 0;
@@ -314,7 +315,7 @@ static void rivet_rma_release(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 	ep->ctrl_free += op->wr.ctrl_held;
 	op->wr.ctrl_held = 0;
 	op->wr.event = false;
-	rivet_rndv_release_op(op);
+	rivet_rndv_release_op(ep, op);
 	op->rma = false;
 }
 
