@@ -195,16 +195,19 @@ int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
 
 /* The CM channel alone, under the endpoint's lock (before a sleep, and
  * when the progress thread's poll says the channel has an event). */
-void rivet_rdm_ep_progress_cm(struct rivet_rdm_ep *ep)
+void rivet_rdm_ep_progress_cm(struct rivet_progress_src *src)
 {
+	struct rivet_rdm_ep *ep = container_of(src, struct rivet_rdm_ep, psrc);
+
 	rivet_rdm_lock(ep);
 	if (ep->enabled)
 		rivet_rdm_progress_cm(ep);
 	rivet_rdm_unlock(ep);
 }
 
-int rivet_rdm_ep_progress(struct rivet_rdm_ep *ep)
+int rivet_rdm_ep_progress(struct rivet_progress_src *src)
 {
+	struct rivet_rdm_ep *ep = container_of(src, struct rivet_rdm_ep, psrc);
 	int ret;
 
 	rivet_rdm_lock(ep);
