@@ -346,6 +346,12 @@ int rivet_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_p,
 		      void *context);
 int rivet_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		      struct fid_domain **domain_p, void *context);
+/* fi_endpoint, fi_endpoint2 (rivet_ep.c): an endpoint of info's type.
+ * The domain's ops table names them; the domain calls no endpoint. */
+int rivet_ep_open(struct fid_domain *domain, struct fi_info *info,
+		  struct fid_ep **ep_p, void *context);
+int rivet_ep_open2(struct fid_domain *domain, struct fi_info *info,
+		   struct fid_ep **ep_p, uint64_t flags, void *context);
 
 static inline struct rivet_fabric *to_rfabric(struct fid_fabric *f)
 {
@@ -749,6 +755,12 @@ struct rivet_eq_event {
 	struct rivet_eq_event *next;
 };
 
+struct rivet_eq;
+/* Takes one rdma_cm event (and acks it); called by EQ progress without
+ * eq->lock. */
+typedef void (*rivet_eq_cm_handler_fn)(struct rivet_eq *eq,
+				       struct rdma_cm_event *ev);
+
 struct rivet_eq {
 	struct fid_eq eq_fid;
 	struct rivet_fabric *fabric;
@@ -763,6 +775,9 @@ struct rivet_eq {
 	struct rivet_wait wait;
 	atomic_int refcnt;
 	void *err_data;		/* backing for the last readerr's err_data */
+	/* what handles the rdma_cm events of the channel (lock): set by
+	 * the endpoints that make ids on it, so the EQ knows none of them */
+	rivet_eq_cm_handler_fn cm_handler;
 };
 
 int rivet_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
@@ -771,8 +786,13 @@ int rivet_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 void rivet_eq_push(struct rivet_eq *eq, struct rivet_eq_event *ev);
 int rivet_eq_progress(struct rivet_eq *eq);
 int rivet_eq_trywait(struct rivet_eq *eq);
-/* CM event dispatch (rivet_cm.c); called by EQ progress without eq->lock.
- * It acks the event. */
+/* An endpoint that makes rdma_cm ids on the EQ's channel names the
+ * handler of their events (rivet_cm_handle_event for MSG endpoints and
+ * passive endpoints). */
+void rivet_eq_set_cm_handler(struct rivet_eq *eq,
+			     rivet_eq_cm_handler_fn handler);
+/* CM event dispatch of MSG and passive endpoints (rivet_cm.c): a
+ * rivet_eq_cm_handler_fn. */
 void rivet_cm_handle_event(struct rivet_eq *eq, struct rdma_cm_event *ev);
 
 static inline struct rivet_eq *to_req(struct fid_eq *eq)
