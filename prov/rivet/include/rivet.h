@@ -705,6 +705,19 @@ static inline bool rivet_cq_has_deferred(const struct rivet_cq *cq)
 }
 
 void rivet_cq_run_deferred(struct rivet_cq *cq);
+
+/* Between the CQ's files: rivet_cq.c's verbs CQ poll (cq->lock held) and
+ * fi_cq_readfrom; rivet_cq_wait.c's blocking calls and channel. */
+int rivet_cq_poll_locked(struct rivet_cq *cq);
+ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+			  fi_addr_t *src_addr);
+unsigned int rivet_cq_ack_events(struct rivet_cq *cq);
+ssize_t rivet_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
+		       const void *cond, int timeout);
+ssize_t rivet_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+			   fi_addr_t *src_addr, const void *cond, int timeout);
+int rivet_cq_signal(struct fid_cq *cq_fid);
+int rivet_cq_control(struct fid *fid, int command, void *arg);
 /* Queues a completion produced in software (RDM protocol).  An error
  * entry without a prov_errno gets the reason its err implies. */
 void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e);

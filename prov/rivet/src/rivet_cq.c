@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Completion queues: a verbs CQ whose work completions are converted into a
- * software ring of libfabric completions and an error FIFO; read, readerr,
- * sread, signal, trywait, and the hidden CQs of endpoints with none bound.
+ * software ring of libfabric completions and an error FIFO; read (which
+ * first drives the progress sources), readerr, the deferred work of
+ * completion hooks, and the hidden CQs of endpoints with none bound.
+ * Blocking is in rivet_cq_wait.c, the words of errors in rivet_cq_err.c.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -14,38 +16,6 @@
 
 static struct fi_ops g_rivet_cq_fi_ops;
 static struct fi_ops_cq g_rivet_cq_ops;
-
-/* ---- status conversion ---- */
-
-int rivet_wc_status_to_fi(int status)
-{
-	switch (status) {
-	case IBV_WC_SUCCESS:
-		return 0;
-	case IBV_WC_WR_FLUSH_ERR:
-		return FI_ECANCELED;
-	case IBV_WC_LOC_LEN_ERR:
-		return FI_ETRUNC;	/* a receive buffer too small */
-	case IBV_WC_LOC_PROT_ERR:
-	case IBV_WC_LOC_ACCESS_ERR:
-	case IBV_WC_REM_ACCESS_ERR:
-	case IBV_WC_MW_BIND_ERR:
-		return FI_EACCES;
-	case IBV_WC_REM_INV_REQ_ERR:
-	case IBV_WC_REM_INV_RD_REQ_ERR:
-	case IBV_WC_REM_OP_ERR:
-		return FI_EREMOTEIO;
-	case IBV_WC_RETRY_EXC_ERR:
-	case IBV_WC_RESP_TIMEOUT_ERR:
-		return FI_ETIMEDOUT;
-	case IBV_WC_RNR_RETRY_EXC_ERR:
-		return FI_ENORX;
-	case IBV_WC_REM_ABORT_ERR:
-		return FI_ECONNABORTED;
-	default:
-		return FI_EIO;
-	}
-}
 
 /* ---- the software FIFOs (ring and errs), all under cq->lock ---- */
 
@@ -186,7 +156,7 @@ static void rivet_cq_wc_process(struct rivet_cq *cq, const struct ibv_wc *wc)
 }
 
 /* Leaves work completions in the verbs CQ when the FIFOs are full. */
-static int rivet_cq_poll_locked(struct rivet_cq *cq)
+int rivet_cq_poll_locked(struct rivet_cq *cq)
 {
 	struct ibv_wc wcs[RIVET_CQ_POLL_BATCH];
 	int room, n, i, total = 0;
@@ -422,7 +392,7 @@ out:
 }
 
 /* Errors are reported first: while one waits, reads give -FI_EAVAIL. */
-static ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
+ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 				 size_t count, fi_addr_t *src_addr)
 {
 	struct rivet_cq *cq = to_rcq(cq_fid);
@@ -527,150 +497,6 @@ static const char *rivet_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 		return buf;
 	}
 	return str;
-}
-
-/* ---- blocking: completion channel, arming, sread, trywait ---- */
-
-static bool rivet_cq_waitable(const struct rivet_cq *cq)
-{
-	return cq->wait.epfd >= 0;
-}
-
-/* Takes and acks every pending channel event; returns how many. */
-static unsigned int rivet_cq_ack_events(struct rivet_cq *cq)
-{
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-	unsigned int n = 0;
-
-	if (!cq->channel)
-		return 0;
-	while (!ibv_get_cq_event(cq->channel, &ev_cq, &ev_ctx))
-		n++;
-	if (n)
-		ibv_ack_cq_events(cq->ibv_cq, n);
-	return n;
-}
-
-/*
- * A counter's wait may take the channel event that a thread sleeping on
- * this CQ was waiting for: wake that thread through the eventfd.
- */
-void rivet_cq_consume_events(struct rivet_cq *cq)
-{
-	if (rivet_cq_ack_events(cq) && rivet_cq_waitable(cq))
-		rivet_wait_signal(&cq->wait);
-}
-
-/*
- * Arms unconditionally: a flag saying "already armed" would race with a
- * thread that has taken the event but not yet cleared the flag, and
- * re-arming an armed CQ is harmless.
- */
-int rivet_cq_arm(struct rivet_cq *cq)
-{
-	int ret = 0, n;
-
-	rivet_progress_set_run_cm(&cq->srcs);
-	rivet_lock_acquire(&cq->lock);
-	if (cq->channel) {
-		ret = ibv_req_notify_cq(cq->ibv_cq, 0);
-		if (ret) {
-			RIVET_WARN_ERRNO(CQ, "ibv_req_notify_cq", ret);
-			ret = rivet_errno_to_fi(ret);
-			goto out;
-		}
-	}
-	n = rivet_cq_poll_locked(cq);
-	if (n < 0)
-		ret = n;
-	else if (n > 0 || cq->count || cq->errs_count)
-		ret = -FI_EAGAIN;
-out:
-	rivet_lock_release(&cq->lock);
-	return ret;
-}
-
-/*
- * The eventfd only wakes: what is pending is in the rings or the verbs CQ,
- * which arming checks.  A pending fi_cq_signal is reported once.
- */
-int rivet_cq_trywait(struct rivet_cq *cq)
-{
-	int ret;
-
-	if (!rivet_cq_waitable(cq))
-		return -FI_EINVAL;
-	rivet_wait_drain_signal(&cq->wait);
-	rivet_cq_ack_events(cq);
-	ret = rivet_cq_arm(cq);
-	if (ret)
-		return ret;
-	return atomic_exchange(&cq->signaled, false) ? -FI_EAGAIN : 0;
-}
-
-/*
- * fi_cq(3) makes sread invalid on a CQ without a wait object (FI_WAIT_NONE):
- * we answer -FI_EINVAL.  A timeout or fi_cq_signal gives -FI_EAGAIN.
- */
-static ssize_t rivet_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
-				  size_t count, fi_addr_t *src_addr,
-				  const void *cond, int timeout)
-{
-	struct rivet_cq *cq = to_rcq(cq_fid);
-	uint64_t deadline = rivet_wait_deadline(timeout);
-	ssize_t ret;
-	int left;
-
-	if (!rivet_cq_waitable(cq))
-		return -FI_EINVAL;
-	for (;;) {
-		ret = rivet_cq_readfrom(cq_fid, buf, count, src_addr);
-		if (ret != -FI_EAGAIN || !count)
-			return ret;
-		if (atomic_exchange(&cq->signaled, false))
-			return -FI_EAGAIN;
-		left = rivet_wait_remaining(deadline);
-		if (!left)
-			return -FI_EAGAIN;
-		ret = rivet_cq_arm(cq);
-		if (ret == -FI_EAGAIN)
-			continue;
-		if (ret)
-			return ret;
-		/* RDM endpoints' own CQs do not wake this one: poll */
-		if (cq->srcs.n && (left < 0 || left > 1))
-			left = 1;
-		ret = rivet_wait_fd(&cq->wait, left);
-		if (ret && ret != -FI_EAGAIN)
-			return ret;
-		rivet_wait_drain_signal(&cq->wait);
-		rivet_cq_ack_events(cq);
-	}
-}
-
-static ssize_t rivet_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
-			      const void *cond, int timeout)
-{
-	return rivet_cq_sreadfrom(cq_fid, buf, count, NULL, cond, timeout);
-}
-
-static int rivet_cq_signal(struct fid_cq *cq_fid)
-{
-	struct rivet_cq *cq = to_rcq(cq_fid);
-
-	if (!rivet_cq_waitable(cq))
-		return -FI_EINVAL;
-	atomic_store(&cq->signaled, true);
-	rivet_wait_signal(&cq->wait);
-	return 0;
-}
-
-static int rivet_cq_control(struct fid *fid, int command, void *arg)
-{
-	struct rivet_cq *cq = to_rcq(container_of(fid, struct fid_cq, fid));
-
-	return rivet_wait_control(&cq->wait, command, arg);
 }
 
 /* ---- open and close ---- */
