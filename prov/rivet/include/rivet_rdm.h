@@ -325,22 +325,29 @@ void rivet_rdm_complete(struct rivet_rdm_ep *ep, bool tx,
 			const struct rivet_cq_entry *e, bool report);
 int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep);
 void rivet_rdm_progress_cm(struct rivet_rdm_ep *ep);
-void rivet_rx_op_free(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx);
 int rivet_rdm_srq_post(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf);
 
-/* rivet_proto_eager.c */
-int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
-struct rivet_tx_op *rivet_tx_op_get(struct rivet_rdm_ep *ep);
-void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
-		      int err, int prov_errno);
 /* A message that came on QP qp_num: checked, attributed to that QP's
  * connection, dispatched; its buffer goes back to the SRQ. */
 void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 			   size_t len, uint32_t qp_num);
+
+/* rivet_proto_eager.c */
+int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
+/* A message (eager: payload; rendezvous: rts) meets the posted receives:
+ * delivered, started, or kept as unexpected. */
+void rivet_rx_arrive(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+		     const struct rivet_wire_hdr *hdr, const void *payload,
+		     const void *rts);
 void rivet_rx_deliver_eager(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 			    struct rivet_conn *conn,
 			    const struct rivet_wire_hdr *hdr,
 			    const void *payload);
+
+/* rivet_rdm_op.c */
+struct rivet_tx_op *rivet_tx_op_get(struct rivet_rdm_ep *ep);
+void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+		      int err, int prov_errno);
 /* Takes a finished receive off its list and frees it once no rendezvous
  * read still lands in it. */
 void rivet_rx_retire(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx);
@@ -351,6 +358,7 @@ size_t rivet_rx_target(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 void rivet_rx_fill_comp(struct rivet_rx_op *rx, struct rivet_conn *conn,
 			const struct rivet_wire_hdr *hdr, size_t len,
 			struct rivet_cq_entry *e);
+void rivet_rx_op_free(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx);
 
 /* rivet_proto_rndv.c */
 int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
