@@ -360,6 +360,36 @@ void rivet_rx_fill_comp(struct rivet_rx_op *rx, struct rivet_conn *conn,
 			struct rivet_cq_entry *e);
 void rivet_rx_op_free(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx);
 
+/* rivet_rndv_plan.c: the rendezvous's pure decisions (unit tested) */
+/* What an RTS of len bytes finds at a receive of cap bytes: 0, FI_EIO
+ * (bad segments: *prov_errno_p says why) or FI_ETRUNC (*olen_p did not
+ * fit; the bytes that fit are still read). */
+int rivet_rndv_rts_accept(const struct rivet_wire_rts *rts, uint64_t len,
+			  size_t cap, uint64_t *olen_p, int *prov_errno_p);
+/* The RDMA reads (at most max, each at most chunk bytes) that move len
+ * bytes of the RTS's segments into the iovs; returns how many. */
+size_t rivet_rndv_plan(const struct iovec *iov, size_t count,
+		       const uint32_t *lkeys, const struct rivet_wire_rts *rts,
+		       uint64_t len, size_t chunk, uint64_t wr_id,
+		       struct ibv_send_wr *wrs, struct ibv_sge *sges,
+		       size_t max);
+/* The end of a rendezvous at the receiver with status (positive FI_E*,
+ * 0): adjusts its completion, returns the status its FIN carries. */
+int32_t rivet_rndv_outcome(int status, int prov_errno,
+			   struct rivet_cq_entry *comp);
+/* What a FIN means to the sender's operation */
+enum rivet_fin_verdict {
+	RIVET_FIN_STRAY,	/* no rendezvous of this connection */
+	RIVET_FIN_DONE,		/* the operation completes */
+	RIVET_FIN_EARLY,	/* before the send's own completion */
+	RIVET_FIN_IGNORE,	/* the operation is past waiting */
+};
+enum rivet_fin_verdict rivet_rndv_fin_verdict(const struct rivet_tx_op *ops,
+					      size_t tx_size,
+					      const struct rivet_conn *conn,
+					      uint64_t send_id,
+					      struct rivet_tx_op **op_p);
+
 /* rivet_proto_rndv.c */
 int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		       const struct iovec *iov, void **desc, size_t count);
