@@ -104,7 +104,8 @@ for h in "$inc"/*.h; do
 	done
 done
 if [ "$bad" = 0 ]; then
-	echo "layers: ok (${#owner[@]} functions; no resource file calls or" \
-		"includes an endpoint or protocol file; every file <= $max_lines lines)"
+	echo "layers: ok (${#owner[@]} functions; no resource file calls" \
+		"or includes an endpoint or protocol file; every file" \
+		"<= $max_lines lines)"
 fi
 exit "$bad"

@@ -432,7 +432,8 @@ static int rivet_av_insertsvc(struct fid_av *av_fid, const char *node,
 
 /* Checks every address first, so that a bad one changes nothing. */
 static int rivet_av_remove_locked(struct rivet_av *av, const fi_addr_t *addrs,
-				  size_t count, struct rivet_av_listener ***eps_p)
+				  size_t count,
+				  struct rivet_av_listener ***eps_p)
 {
 	struct rivet_av_listener **eps = NULL;
 	size_t i;
