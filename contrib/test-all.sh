@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The whole test suite: build with -Werror, host unit tests (Criterion),
+# The whole test suite: build with -Werror, the layering check
+# (contrib/layers.sh), host unit tests (Criterion),
 # the Debian package (dpkg-buildpackage, lintian), then the integration
 # tests inside one boot of the Soft-RoCE VM: MSG, RDM and MPI, and the
 # package installed there without FI_PROVIDER_PATH; then rivet across three
@@ -10,6 +11,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 "$top/contrib/build.sh" --werror
+echo "== layering and file sizes (contrib/layers.sh)"
+"$top/contrib/layers.sh"
 echo "== host unit tests (make check)"
 make -s check || { cat prov/rivet/test/*.log 2>/dev/null; exit 1; }
 cat prov/rivet/test/test_unit.log 2>/dev/null | tail -3 || true

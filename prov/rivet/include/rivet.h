@@ -360,6 +360,12 @@ int rivet_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_p,
 		      void *context);
 int rivet_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		      struct fid_domain **domain_p, void *context);
+/* fi_endpoint, fi_endpoint2 (rivet_ep.c): an endpoint of info's type.
+ * The domain's ops table names them; the domain calls no endpoint. */
+int rivet_ep_open(struct fid_domain *domain, struct fi_info *info,
+		  struct fid_ep **ep_p, void *context);
+int rivet_ep_open2(struct fid_domain *domain, struct fi_info *info,
+		   struct fid_ep **ep_p, uint64_t flags, void *context);
 
 static inline struct rivet_fabric *to_rfabric(struct fid_fabric *f)
 {
@@ -466,6 +472,60 @@ int rivet_wait_control(const struct rivet_wait *w, int command, void *arg);
 uint64_t rivet_wait_deadline(int timeout_ms);
 int rivet_wait_remaining(uint64_t deadline);
 
+/* ---- the progress seam (rivet_progress.c) ----
+ * Resources know no endpoint type.  An endpoint whose own work must run
+ * for its CQs and counters to fill (an RDM endpoint: its verbs CQ, its
+ * connections) registers a progress source with each CQ it is bound to;
+ * fi_cq_read, counter reads (through the CQs they are fed by) and the
+ * blocking waits call through it, and so does the endpoint's own
+ * FI_PROGRESS_AUTO thread (rivet_rdm_thread.c).
+ */
+struct rivet_progress_src {
+	/* data progress: returns the work completions it handled */
+	int (*progress)(struct rivet_progress_src *src);
+	/* control progress (rdma_cm) before a sleep: the data path looks
+	 * at it only now and then */
+	void (*progress_cm)(struct rivet_progress_src *src);
+};
+
+/*
+ * The sources of one CQ.  lock is outermost in the lock order (lock,
+ * ep->lock, cq->lock); it is taken unless locking is off
+ * (FI_THREAD_DOMAIN: sources come and go in calls that the application
+ * serializes with its reads).
+ */
+struct rivet_progress_set {
+	pthread_mutex_t lock;
+	bool locking;
+	struct rivet_progress_src **srcs;
+	size_t n, cap;
+};
+
+void rivet_progress_set_construct(struct rivet_progress_set *set,
+				  bool locking);
+void rivet_progress_set_destruct(struct rivet_progress_set *set);
+int rivet_progress_set_add(struct rivet_progress_set *set,
+			   struct rivet_progress_src *src);
+void rivet_progress_set_remove(struct rivet_progress_set *set,
+			       struct rivet_progress_src *src);
+/* Every source's progress_cm (before a sleep). */
+void rivet_progress_set_run_cm(struct rivet_progress_set *set);
+
+/* Every source's progress: on each fi_cq_read, so inline. */
+static inline void rivet_progress_set_run(struct rivet_progress_set *set)
+{
+	size_t i;
+
+	if (!set->n)
+		return;
+	if (set->locking)
+		pthread_mutex_lock(&set->lock);
+	for (i = 0; i < set->n; i++)
+		set->srcs[i]->progress(set->srcs[i]);
+	if (set->locking)
+		pthread_mutex_unlock(&set->lock);
+}
+
 /* ---- counters (rivet_cntr.c) ---- */
 struct rivet_cq;
 struct rivet_cntr_cq {
@@ -527,20 +587,44 @@ static inline void rivet_cntr_inc_err(struct rivet_cntr *cntr)
  * endpoint-owned array; flags hold the FI_* completion flags.
  */
 struct rivet_ep;
-struct rivet_rdm_ep;
 struct rivet_wr_ring;
-struct rivet_msg_emu;
+struct rivet_cq;
 
 struct rivet_wr_ctx {
-	struct rivet_ep *ep;
+	struct rivet_ep *ep;		/* owner (opaque here): purges */
 	struct rivet_wr_ring *ring;	/* the ring to retire this slot in */
 	void *context;
 	uint64_t flags;
 	size_t len;
 	void *buf;
 	struct rivet_cntr *cntr;
+	struct rivet_cntr *imm_cntr;	/* receive: a write with immediate */
+	bool rx;		/* a receive: its length is the message's */
 	bool report;		/* generate a CQ entry on success */
-	struct rivet_msg_emu *emu;	/* a step of an emulated atomic */
+	struct rivet_wc_hook *hook;	/* the owner takes the completion */
+};
+
+/*
+ * A work request whose completion its owner handles itself (a step of an
+ * emulated MSG atomic): the CQ hands the work completion to wc, under
+ * cq->lock, instead of reporting it.
+ */
+struct rivet_wc_hook {
+	void (*wc)(struct rivet_wc_hook *hook, struct rivet_cq *cq,
+		   const struct rivet_wr_ctx *ctx, const struct ibv_wc *wc);
+};
+
+/*
+ * Work that a completion hook leaves for the CQ to run outside cq->lock,
+ * from reads and counter reads (rivet_cq_defer_locked,
+ * rivet_cq_run_deferred): run returns true to be run again on a later
+ * read (no room to post yet); drop frees an item whose owner closes.
+ */
+struct rivet_cq_deferred {
+	struct rivet_cq_deferred *next;
+	const struct rivet_ep *owner;
+	bool (*run)(struct rivet_cq_deferred *d);
+	void (*drop)(struct rivet_cq_deferred *d);
 };
 
 /* A converted completion waiting in the CQ's software ring. */
@@ -584,20 +668,14 @@ struct rivet_cq {
 	/* MSG endpoints bound: only they feed ibv_cq (an RDM endpoint has a
 	 * verbs CQ of its own), so fi_cq_read skips it while there are none */
 	atomic_int msg_eps;
-	/* RDM endpoints whose progress fills this CQ: fi_cq_read drives
-	 * them.  src_lock is outermost: src_lock, ep->lock, cq->lock; it
-	 * is taken unless src_locking is off (FI_THREAD_DOMAIN: sources come
-	 * and go in calls the application serializes with its reads). */
-	pthread_mutex_t src_lock;
-	bool src_locking;
-	struct rivet_rdm_ep **srcs;
-	size_t nsrcs, srcs_cap;
+	/* endpoints whose progress fills this CQ (RDM): reads, counter
+	 * reads and waits drive them through the progress seam */
+	struct rivet_progress_set srcs;
 	char err_buf[192];	/* backing for the last readerr's err_data */
-	/* MSG atomics emulated by compare-and-swap (rivet_msg_atomic.c)
-	 * whose last step completed: their next step runs outside
-	 * cq->lock, from fi_cq_read and counter reads */
-	struct rivet_msg_emu *emu_pending;
-	bool emu_running;
+	/* what completion hooks left to run outside cq->lock (the next
+	 * steps of emulated MSG atomics), from reads and counter reads */
+	struct rivet_cq_deferred *deferred;
+	bool deferred_running;
 };
 
 int rivet_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
@@ -626,8 +704,47 @@ void rivet_cq_consume_events(struct rivet_cq *cq);
 int rivet_cq_trywait(struct rivet_cq *cq);
 const char *rivet_wc_status_str(int status);
 void rivet_cq_need_lock(struct rivet_cq *cq);
-int rivet_cq_add_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep);
-void rivet_cq_del_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep);
+/* The progress seam: an endpoint's source, driven by this CQ's reads. */
+static inline int rivet_cq_add_source(struct rivet_cq *cq,
+				      struct rivet_progress_src *src)
+{
+	return rivet_progress_set_add(&cq->srcs, src);
+}
+
+static inline void rivet_cq_del_source(struct rivet_cq *cq,
+				       struct rivet_progress_src *src)
+{
+	rivet_progress_set_remove(&cq->srcs, src);
+}
+
+/* Completion hooks (cq->lock held) leave work for later: it runs outside
+ * the lock, on the next read (rivet_cq_run_deferred). */
+static inline void rivet_cq_defer_locked(struct rivet_cq *cq,
+					 struct rivet_cq_deferred *d)
+{
+	d->next = cq->deferred;
+	cq->deferred = d;
+}
+
+static inline bool rivet_cq_has_deferred(const struct rivet_cq *cq)
+{
+	return cq->deferred && !cq->deferred_running;
+}
+
+void rivet_cq_run_deferred(struct rivet_cq *cq);
+
+/* Between the CQ's files: rivet_cq.c's verbs CQ poll (cq->lock held) and
+ * fi_cq_readfrom; rivet_cq_wait.c's blocking calls and channel. */
+int rivet_cq_poll_locked(struct rivet_cq *cq);
+ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+			  fi_addr_t *src_addr);
+unsigned int rivet_cq_ack_events(struct rivet_cq *cq);
+ssize_t rivet_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
+		       const void *cond, int timeout);
+ssize_t rivet_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+			   fi_addr_t *src_addr, const void *cond, int timeout);
+int rivet_cq_signal(struct fid_cq *cq_fid);
+int rivet_cq_control(struct fid *fid, int command, void *arg);
 /* Queues a completion produced in software (RDM protocol).  An error
  * entry without a prov_errno gets the reason its err implies. */
 void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e);
@@ -678,6 +795,12 @@ struct rivet_eq_event {
 	struct rivet_eq_event *next;
 };
 
+struct rivet_eq;
+/* Takes one rdma_cm event (and acks it); called by EQ progress without
+ * eq->lock. */
+typedef void (*rivet_eq_cm_handler_fn)(struct rivet_eq *eq,
+				       struct rdma_cm_event *ev);
+
 struct rivet_eq {
 	struct fid_eq eq_fid;
 	struct rivet_fabric *fabric;
@@ -692,6 +815,9 @@ struct rivet_eq {
 	struct rivet_wait wait;
 	atomic_int refcnt;
 	void *err_data;		/* backing for the last readerr's err_data */
+	/* what handles the rdma_cm events of the channel (lock): set by
+	 * the endpoints that make ids on it, so the EQ knows none of them */
+	rivet_eq_cm_handler_fn cm_handler;
 };
 
 int rivet_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
@@ -700,8 +826,13 @@ int rivet_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 void rivet_eq_push(struct rivet_eq *eq, struct rivet_eq_event *ev);
 int rivet_eq_progress(struct rivet_eq *eq);
 int rivet_eq_trywait(struct rivet_eq *eq);
-/* CM event dispatch (rivet_cm.c); called by EQ progress without eq->lock.
- * It acks the event. */
+/* An endpoint that makes rdma_cm ids on the EQ's channel names the
+ * handler of their events (rivet_cm_handle_event for MSG endpoints and
+ * passive endpoints). */
+void rivet_eq_set_cm_handler(struct rivet_eq *eq,
+			     rivet_eq_cm_handler_fn handler);
+/* CM event dispatch of MSG and passive endpoints (rivet_cm.c): a
+ * rivet_eq_cm_handler_fn. */
 void rivet_cm_handle_event(struct rivet_eq *eq, struct rdma_cm_event *ev);
 
 static inline struct rivet_eq *to_req(struct fid_eq *eq)
@@ -799,14 +930,6 @@ struct rivet_ep {
 	int tos;	/* rivet_tclass_tos of the class, or -1 */
 };
 
-/* Emulated MSG atomics (rivet_msg_atomic.c): a step's work completion
- * (cq->lock held), the next steps (no lock held), a closing endpoint's
- * (cq->lock held). */
-void rivet_msg_emu_wc(struct rivet_cq *cq, struct rivet_wr_ctx *ctx,
-		      const struct ibv_wc *wc);
-void rivet_msg_emu_run(struct rivet_cq *cq);
-void rivet_msg_emu_purge(struct rivet_cq *cq, struct rivet_ep *ep);
-
 int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
 		      struct fid_ep **ep_p, void *context);
 /* Retires the oldest context of a ring: called by CQ progress. */
@@ -841,7 +964,7 @@ struct rivet_send_req {
 	struct rivet_cntr *cntr;
 	bool silent;		/* fi_inject*: never a CQ entry */
 	uint64_t compare_add, swap;	/* verbs atomics */
-	struct rivet_msg_emu *emu;	/* a step of an emulated atomic */
+	struct rivet_wc_hook *hook;	/* a step of an emulated atomic */
 };
 
 ssize_t rivet_ep_post_send(struct rivet_ep *ep,

@@ -127,6 +127,24 @@ struct rivet_wire_accept {
 	uint32_t conn_idx;	/* the acceptor's index of this connection */
 };
 
+/* The id of a sender's operation that an RTS or an atomic carries and
+ * the answer echoes: its slot in the sender's tx ops and the slot's
+ * generation (a late answer for a reused slot is told apart). */
+static inline uint64_t rivet_wire_send_id(uint32_t gen, uint32_t index)
+{
+	return ((uint64_t)gen << 32) | index;
+}
+
+static inline uint32_t rivet_wire_send_id_index(uint64_t send_id)
+{
+	return (uint32_t)send_id;
+}
+
+static inline uint32_t rivet_wire_send_id_gen(uint64_t send_id)
+{
+	return (uint32_t)(send_id >> 32);
+}
+
 /* rivet_proto.c: what a receiver checks (pure) */
 /* 0 when len bytes hold a whole message of a known op and version. */
 int rivet_wire_check(const void *msg, size_t len);

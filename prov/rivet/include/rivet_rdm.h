@@ -9,6 +9,7 @@
 #include <utlist.h>
 
 #include "rivet.h"
+#include "rivet_av.h"
 #include "rivet_map.h"
 #include "rivet_match.h"
 #include "rivet_mr_cache.h"
@@ -17,66 +18,6 @@
 #define RIVET_PROTO_RDM (FI_PROV_SPECIFIC | 0x7277)
 
 struct rivet_rdm_ep;
-
-/* ---- address vectors (rivet_av.c) ----
- * fi_addr_t values are slot indices, for FI_AV_TABLE and FI_AV_MAP alike;
- * an insert takes the lowest free slot.  A slot is free when !valid[i] and
- * addrs[i] has family AF_UNSPEC: a removed slot keeps its family, and so
- * is not reused, until the bound endpoints have been told.  Lock order:
- * remove_lock (held while endpoints are told), then lock; nothing is
- * called out of the AV under lock.
- */
-struct rivet_av {
-	struct fid_av av_fid;
-	struct rivet_domain *domain;
-	struct fi_av_attr attr;
-	pthread_mutex_t lock;
-	pthread_mutex_t remove_lock;
-	union rivet_sockaddr *addrs;	/* indexed by fi_addr_t; lock */
-	bool *valid;			/* lock */
-	size_t count, cap;		/* slots used (high water), allocated */
-	size_t nfree;			/* free slots below count; lock */
-	size_t free_hint;		/* no free slot below it; lock */
-	size_t ndups;			/* valid slots whose address another
-					 * slot owns in reverse; lock */
-	struct rivet_addr_map reverse;	/* address -> fi_addr_t; lock */
-	struct rivet_eq *eq;		/* FI_EVENT: insert completions */
-	struct rivet_rdm_ep **eps;	/* bound endpoints, told on remove */
-	size_t neps, eps_cap;
-	atomic_int refcnt;		/* bound endpoints: close is EBUSY */
-};
-
-int rivet_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
-		  struct fid_av **av_p, void *context);
-/* The address of a valid entry (copied into *out), or -FI_EINVAL. */
-int rivet_av_addr(struct rivet_av *av, fi_addr_t addr,
-		  union rivet_sockaddr *out);
-/* The fi_addr_t of an address, or FI_ADDR_NOTAVAIL. */
-fi_addr_t rivet_av_reverse(struct rivet_av *av, const struct sockaddr *sa);
-/* Takes a reference on the AV (fi_close gives -FI_EBUSY until unbound). */
-int rivet_av_bind_ep(struct rivet_av *av, struct rivet_rdm_ep *ep);
-/* Waits out a removal in progress: call it without holding any lock that
- * rivet_rdm_ep_addr_removed takes.  The endpoint hears nothing after. */
-void rivet_av_unbind_ep(struct rivet_av *av, struct rivet_rdm_ep *ep);
-
-/* Pure helpers (rivet_av_addr.c, unit tested in test/test_av.c). */
-/* AF_INET, AF_INET6, or AF_UNSPEC for FI_SOCKADDR (either) */
-int rivet_av_format_family(uint32_t format);
-/* Size of the fi_av_insert array entry at buf (0: unknown family). */
-size_t rivet_av_entry_len(const void *buf, uint32_t format);
-/* 0, -FI_EINVAL (family not of the format), -FI_EADDRNOTAVAIL (port 0 or
- * wildcard address) */
-int rivet_av_addr_check(const struct sockaddr *sa, uint32_t format);
-/* fi_av_insertsvc/insertsym: 0 for a port number (decimal, at most
- * 65535), else -FI_EINVAL.  rivet's endpoints are named by port. */
-int rivet_av_service_check(const char *service);
-/* fi_av_insertsym: base's IP plus node, its port plus svc. */
-int rivet_av_sym_addr(const struct sockaddr *base, size_t node, size_t svc,
-		      union rivet_sockaddr *out_p);
-/* fi_av_insertsym: a host name's numeric suffix plus idx, keeping its
- * width ("n09", 1 -> "n10"); -FI_EINVAL without a suffix when idx > 0,
- * -FI_ETOOSMALL when buf is too short. */
-int rivet_av_sym_name(const char *node, size_t idx, char *buf, size_t len);
 
 /* ---- RDM endpoints (rivet_rdm_ep.c, rivet_conn.c, rivet_proto_*.c) ---- */
 #define RIVET_RDM_IOV_LIMIT 4
@@ -278,6 +219,8 @@ struct rivet_rdm_ep {
 	bool enabled;
 	int tos;		/* rivet_tclass_tos of the class, or -1 */
 	struct rivet_av *av;
+	struct rivet_av_listener av_listener;	/* told of fi_av_remove */
+	struct rivet_progress_src psrc;	/* what its CQs and thread drive */
 	struct rivet_cq *tx_cq, *rx_cq;
 	bool tx_selective, rx_selective;
 	uint64_t tx_op_flags, rx_op_flags;
@@ -383,23 +326,29 @@ void rivet_rdm_complete(struct rivet_rdm_ep *ep, bool tx,
 			const struct rivet_cq_entry *e, bool report);
 int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep);
 void rivet_rdm_progress_cm(struct rivet_rdm_ep *ep);
-void rivet_rdm_ep_progress_cm(struct rivet_rdm_ep *ep);
-void rivet_rx_op_free(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx);
 int rivet_rdm_srq_post(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf);
 
-/* rivet_proto_eager.c */
-int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
-struct rivet_tx_op *rivet_tx_op_get(struct rivet_rdm_ep *ep);
-void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
-		      int err, int prov_errno);
 /* A message that came on QP qp_num: checked, attributed to that QP's
  * connection, dispatched; its buffer goes back to the SRQ. */
 void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 			   size_t len, uint32_t qp_num);
+
+/* rivet_proto_eager.c */
+int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
+/* A message (eager: payload; rendezvous: rts) meets the posted receives:
+ * delivered, started, or kept as unexpected. */
+void rivet_rx_arrive(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+		     const struct rivet_wire_hdr *hdr, const void *payload,
+		     const void *rts);
 void rivet_rx_deliver_eager(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 			    struct rivet_conn *conn,
 			    const struct rivet_wire_hdr *hdr,
 			    const void *payload);
+
+/* rivet_rdm_op.c */
+struct rivet_tx_op *rivet_tx_op_get(struct rivet_rdm_ep *ep);
+void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+		      int err, int prov_errno);
 /* Takes a finished receive off its list and frees it once no rendezvous
  * read still lands in it. */
 void rivet_rx_retire(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx);
@@ -410,6 +359,37 @@ size_t rivet_rx_target(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 void rivet_rx_fill_comp(struct rivet_rx_op *rx, struct rivet_conn *conn,
 			const struct rivet_wire_hdr *hdr, size_t len,
 			struct rivet_cq_entry *e);
+void rivet_rx_op_free(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx);
+
+/* rivet_rndv_plan.c: the rendezvous's pure decisions (unit tested) */
+/* What an RTS of len bytes finds at a receive of cap bytes: 0, FI_EIO
+ * (bad segments: *prov_errno_p says why) or FI_ETRUNC (*olen_p did not
+ * fit; the bytes that fit are still read). */
+int rivet_rndv_rts_accept(const struct rivet_wire_rts *rts, uint64_t len,
+			  size_t cap, uint64_t *olen_p, int *prov_errno_p);
+/* The RDMA reads (at most max, each at most chunk bytes) that move len
+ * bytes of the RTS's segments into the iovs; returns how many. */
+size_t rivet_rndv_plan(const struct iovec *iov, size_t count,
+		       const uint32_t *lkeys, const struct rivet_wire_rts *rts,
+		       uint64_t len, size_t chunk, uint64_t wr_id,
+		       struct ibv_send_wr *wrs, struct ibv_sge *sges,
+		       size_t max);
+/* The end of a rendezvous at the receiver with status (positive FI_E*,
+ * 0): adjusts its completion, returns the status its FIN carries. */
+int32_t rivet_rndv_outcome(int status, int prov_errno,
+			   struct rivet_cq_entry *comp);
+/* What a FIN means to the sender's operation */
+enum rivet_fin_verdict {
+	RIVET_FIN_STRAY,	/* no rendezvous of this connection */
+	RIVET_FIN_DONE,		/* the operation completes */
+	RIVET_FIN_EARLY,	/* before the send's own completion */
+	RIVET_FIN_IGNORE,	/* the operation is past waiting */
+};
+enum rivet_fin_verdict rivet_rndv_fin_verdict(const struct rivet_tx_op *ops,
+					      size_t tx_size,
+					      const struct rivet_conn *conn,
+					      uint64_t send_id,
+					      struct rivet_tx_op **op_p);
 
 /* rivet_proto_rndv.c */
 int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
@@ -482,8 +462,11 @@ int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		      struct fid_ep **ep_p, void *context);
 /* Told by the AV (without av->lock held) that an entry was removed: its
  * connection is torn down and operations queued to it fail. */
-void rivet_rdm_ep_addr_removed(struct rivet_rdm_ep *ep, fi_addr_t addr);
-/* Drives the endpoint: CM events, verbs completions, SRQ refill. */
-int rivet_rdm_ep_progress(struct rivet_rdm_ep *ep);
+/* The endpoint's AV listener (ep->av_listener). */
+void rivet_rdm_ep_addr_removed(struct rivet_av_listener *l, fi_addr_t addr);
+/* The endpoint's progress source (ep->psrc): CM events, verbs completions,
+ * SRQ refill; the CM channel alone (before a sleep). */
+int rivet_rdm_ep_progress(struct rivet_progress_src *src);
+void rivet_rdm_ep_progress_cm(struct rivet_progress_src *src);
 
 #endif /* RIVET_RDM_H */

@@ -9,7 +9,7 @@
 #include <netdb.h>
 #include <stdlib.h>
 
-#include "rivet_rdm.h"
+#include "rivet_av.h"
 
 #define RIVET_AV_DEFAULT_COUNT 64
 #define RIVET_AV_MAX_INITIAL (1 << 16)	/* attr->count is only a hint */
@@ -432,9 +432,10 @@ static int rivet_av_insertsvc(struct fid_av *av_fid, const char *node,
 
 /* Checks every address first, so that a bad one changes nothing. */
 static int rivet_av_remove_locked(struct rivet_av *av, const fi_addr_t *addrs,
-				  size_t count, struct rivet_rdm_ep ***eps_p)
+				  size_t count,
+				  struct rivet_av_listener ***eps_p)
 {
-	struct rivet_rdm_ep **eps = NULL;
+	struct rivet_av_listener **eps = NULL;
 	size_t i;
 
 	for (i = 0; i < count; i++)
@@ -457,7 +458,7 @@ static int rivet_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 			   size_t count, uint64_t flags)
 {
 	struct rivet_av *av = to_rav(av_fid);
-	struct rivet_rdm_ep **eps = NULL;
+	struct rivet_av_listener **eps = NULL;
 	size_t neps, i, j;
 	int ret;
 
@@ -473,7 +474,7 @@ static int rivet_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 	if (!ret) {
 		for (i = 0; i < neps; i++)
 			for (j = 0; j < count; j++)
-				rivet_rdm_ep_addr_removed(eps[i], fi_addr[j]);
+				eps[i]->removed(eps[i], fi_addr[j]);
 		pthread_mutex_lock(&av->lock);
 		for (j = 0; j < count; j++)
 			if (!rivet_av_slot_free(av, fi_addr[j]))
@@ -554,9 +555,9 @@ fi_addr_t rivet_av_reverse(struct rivet_av *av, const struct sockaddr *sa)
 	return ret ? FI_ADDR_NOTAVAIL : addr;
 }
 
-int rivet_av_bind_ep(struct rivet_av *av, struct rivet_rdm_ep *ep)
+int rivet_av_bind_ep(struct rivet_av *av, struct rivet_av_listener *l)
 {
-	struct rivet_rdm_ep **eps;
+	struct rivet_av_listener **eps;
 	size_t cap;
 
 	pthread_mutex_lock(&av->lock);
@@ -570,20 +571,20 @@ int rivet_av_bind_ep(struct rivet_av *av, struct rivet_rdm_ep *ep)
 		av->eps = eps;
 		av->eps_cap = cap;
 	}
-	av->eps[av->neps++] = ep;
+	av->eps[av->neps++] = l;
 	atomic_fetch_add(&av->refcnt, 1);
 	pthread_mutex_unlock(&av->lock);
 	return 0;
 }
 
-void rivet_av_unbind_ep(struct rivet_av *av, struct rivet_rdm_ep *ep)
+void rivet_av_unbind_ep(struct rivet_av *av, struct rivet_av_listener *l)
 {
 	size_t i;
 
 	pthread_mutex_lock(&av->remove_lock);
 	pthread_mutex_lock(&av->lock);
 	for (i = 0; i < av->neps; i++) {
-		if (av->eps[i] != ep)
+		if (av->eps[i] != l)
 			continue;
 		av->eps[i] = av->eps[--av->neps];
 		atomic_fetch_sub(&av->refcnt, 1);

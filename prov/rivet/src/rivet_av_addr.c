@@ -7,7 +7,7 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 
-#include "rivet_rdm.h"
+#include "rivet_av.h"
 
 int rivet_av_format_family(uint32_t format)
 {

@@ -92,24 +92,25 @@ void rivet_cntr_detach_cq(struct rivet_cntr *cntr, struct rivet_cq *cq)
 	pthread_mutex_unlock(&cntr->cqs_lock);
 }
 
-/* Emulated MSG atomics' next steps post work requests (ep->lock): they
- * run after cqs_lock is dropped. */
-#define RIVET_CNTR_EMU_MAX 8
+/* CQs' deferred work (emulated MSG atomics' next steps) posts work
+ * requests (ep->lock): it runs after cqs_lock is dropped. */
+#define RIVET_CNTR_DEFER_MAX 8
 
 static void rivet_cntr_progress(struct rivet_cntr *cntr)
 {
-	struct rivet_cq *emu[RIVET_CNTR_EMU_MAX];
+	struct rivet_cq *defer[RIVET_CNTR_DEFER_MAX];
 	size_t i, n = 0;
 
 	pthread_mutex_lock(&cntr->cqs_lock);
 	for (i = 0; i < cntr->ncqs; i++) {
 		rivet_cq_progress(cntr->cqs[i].cq);
-		if (cntr->cqs[i].cq->emu_pending && n < RIVET_CNTR_EMU_MAX)
-			emu[n++] = cntr->cqs[i].cq;
+		if (rivet_cq_has_deferred(cntr->cqs[i].cq) &&
+		    n < RIVET_CNTR_DEFER_MAX)
+			defer[n++] = cntr->cqs[i].cq;
 	}
 	pthread_mutex_unlock(&cntr->cqs_lock);
 	for (i = 0; i < n; i++)
-		rivet_msg_emu_run(emu[i]);
+		rivet_cq_run_deferred(defer[i]);
 }
 
 /*

@@ -1,52 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Completion queues: a verbs CQ whose work completions are converted into a
- * software ring of libfabric completions and an error FIFO; read, readerr,
- * sread, signal, trywait, and the hidden CQs of endpoints with none bound.
+ * software ring of libfabric completions and an error FIFO; read (which
+ * first drives the progress sources), readerr, the deferred work of
+ * completion hooks, and the hidden CQs of endpoints with none bound.
+ * Blocking is in rivet_cq_wait.c, the words of errors in rivet_cq_err.c.
  */
 #include <limits.h>
 #include <stdlib.h>
 #include <arpa/inet.h>
 
 #include "rivet.h"
-#include "rivet_rdm.h"
 
 #define RIVET_CQ_POLL_BATCH 16
 
 static struct fi_ops g_rivet_cq_fi_ops;
 static struct fi_ops_cq g_rivet_cq_ops;
-
-/* ---- status conversion ---- */
-
-int rivet_wc_status_to_fi(int status)
-{
-	switch (status) {
-	case IBV_WC_SUCCESS:
-		return 0;
-	case IBV_WC_WR_FLUSH_ERR:
-		return FI_ECANCELED;
-	case IBV_WC_LOC_LEN_ERR:
-		return FI_ETRUNC;	/* a receive buffer too small */
-	case IBV_WC_LOC_PROT_ERR:
-	case IBV_WC_LOC_ACCESS_ERR:
-	case IBV_WC_REM_ACCESS_ERR:
-	case IBV_WC_MW_BIND_ERR:
-		return FI_EACCES;
-	case IBV_WC_REM_INV_REQ_ERR:
-	case IBV_WC_REM_INV_RD_REQ_ERR:
-	case IBV_WC_REM_OP_ERR:
-		return FI_EREMOTEIO;
-	case IBV_WC_RETRY_EXC_ERR:
-	case IBV_WC_RESP_TIMEOUT_ERR:
-		return FI_ETIMEDOUT;
-	case IBV_WC_RNR_RETRY_EXC_ERR:
-		return FI_ENORX;
-	case IBV_WC_REM_ABORT_ERR:
-		return FI_ECONNABORTED;
-	default:
-		return FI_EIO;
-	}
-}
 
 /* ---- the software FIFOs (ring and errs), all under cq->lock ---- */
 
@@ -121,7 +90,7 @@ static void rivet_cq_wc_fill(const struct rivet_cq *cq,
 			     const struct rivet_wr_ctx *ctx,
 			     struct rivet_cq_entry *e)
 {
-	bool rx = ctx->ring == &ctx->ep->rx_ring;
+	bool rx = ctx->rx;
 
 	*e = (struct rivet_cq_entry) {
 		.ep = ctx->ep, .op_context = ctx->context,
@@ -155,8 +124,8 @@ static void rivet_cq_wc_process(struct rivet_cq *cq, const struct ibv_wc *wc)
 	struct rivet_wr_ctx *ctx = (struct rivet_wr_ctx *)(uintptr_t)wc->wr_id;
 	struct rivet_cq_entry e;
 
-	if (ctx->emu) {		/* reported when the whole atomic is done */
-		rivet_msg_emu_wc(cq, ctx, wc);
+	if (ctx->hook) {	/* its owner reports it (an atomic's step) */
+		ctx->hook->wc(ctx->hook, cq, ctx, wc);
 		rivet_wr_ring_retire(ctx->ring);
 		cq->credits++;
 		return;
@@ -174,7 +143,7 @@ static void rivet_cq_wc_process(struct rivet_cq *cq, const struct ibv_wc *wc)
 		if (!cq->hidden)
 			rivet_cq_fifo_put(cq->ring, cq->ring_size, cq->head,
 					  &cq->count, &e);
-		rivet_cntr_inc(ctx->ep->rwrite_cntr);
+		rivet_cntr_inc(ctx->imm_cntr);
 	} else {
 		if (ctx->report && !cq->hidden)
 			rivet_cq_fifo_put(cq->ring, cq->ring_size, cq->head,
@@ -187,7 +156,7 @@ static void rivet_cq_wc_process(struct rivet_cq *cq, const struct ibv_wc *wc)
 }
 
 /* Leaves work completions in the verbs CQ when the FIFOs are full. */
-static int rivet_cq_poll_locked(struct rivet_cq *cq)
+int rivet_cq_poll_locked(struct rivet_cq *cq)
 {
 	struct ibv_wc wcs[RIVET_CQ_POLL_BATCH];
 	int room, n, i, total = 0;
@@ -215,13 +184,11 @@ static int rivet_cq_poll_locked(struct rivet_cq *cq)
 	return total;
 }
 
-static void rivet_cq_progress_sources(struct rivet_cq *cq);
-
 int rivet_cq_progress(struct rivet_cq *cq)
 {
 	int ret;
 
-	rivet_cq_progress_sources(cq);
+	rivet_progress_set_run(&cq->srcs);
 	rivet_lock_acquire(&cq->lock);
 	ret = rivet_cq_poll_locked(cq);
 	rivet_lock_release(&cq->lock);
@@ -243,6 +210,57 @@ static int rivet_cq_grow_locked(struct rivet_cq *cq)
 	return ret;
 }
 
+/* ---- deferred work of completion hooks ---- */
+
+/* Runs what hooks left, outside cq->lock; one runner at a time.  What
+ * cannot run yet goes back on the list, in its order. */
+void rivet_cq_run_deferred(struct rivet_cq *cq)
+{
+	struct rivet_cq_deferred *list, *d, *later = NULL;
+
+	rivet_lock_acquire(&cq->lock);
+	if (cq->deferred_running) {
+		rivet_lock_release(&cq->lock);
+		return;
+	}
+	list = cq->deferred;
+	cq->deferred = NULL;
+	cq->deferred_running = true;
+	rivet_lock_release(&cq->lock);
+
+	while ((d = list)) {
+		list = d->next;
+		if (d->run(d)) {
+			d->next = later;
+			later = d;
+		}
+	}
+
+	rivet_lock_acquire(&cq->lock);
+	while ((d = later)) {
+		later = d->next;
+		rivet_cq_defer_locked(cq, d);
+	}
+	cq->deferred_running = false;
+	rivet_lock_release(&cq->lock);
+}
+
+/* Under cq->lock: a closing endpoint's deferred work is dropped. */
+static void rivet_cq_deferred_purge(struct rivet_cq *cq,
+				    const struct rivet_ep *ep)
+{
+	struct rivet_cq_deferred **pp = &cq->deferred, *d;
+
+	while ((d = *pp)) {
+		if (d->owner == ep) {
+			*pp = d->next;
+			d->drop(d);
+		} else {
+			pp = &d->next;
+		}
+	}
+}
+
 /* Close path: every work completion still in the verbs CQ may point into
  * the closing endpoint's rings, so all of them are taken in. */
 void rivet_cq_purge_ep(struct rivet_cq *cq, struct rivet_ep *ep)
@@ -255,7 +273,7 @@ void rivet_cq_purge_ep(struct rivet_cq *cq, struct rivet_ep *ep)
 			break;
 		n = rivet_cq_poll_locked(cq);
 	} while (n > 0);
-	rivet_msg_emu_purge(cq, ep);
+	rivet_cq_deferred_purge(cq, ep);
 	if (!cq->hidden) {
 		rivet_cq_fifo_filter(cq->ring, cq->ring_size, cq->head,
 				     &cq->count, ep);
@@ -339,87 +357,11 @@ static ssize_t rivet_cq_pop_locked(struct rivet_cq *cq, void *buf,
 	return (ssize_t)n;
 }
 
-/* ---- RDM endpoints as completion sources ---- */
-
-static void rivet_cq_src_lock(struct rivet_cq *cq)
-{
-	if (cq->src_locking)
-		pthread_mutex_lock(&cq->src_lock);
-}
-
-static void rivet_cq_src_unlock(struct rivet_cq *cq)
-{
-	if (cq->src_locking)
-		pthread_mutex_unlock(&cq->src_lock);
-}
-
 /* A thread of ours is about to write into cq (an endpoint's progress
  * thread): its lock cannot stay off, whatever the threading level. */
 void rivet_cq_need_lock(struct rivet_cq *cq)
 {
 	cq->lock.on = true;
-}
-
-int rivet_cq_add_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep)
-{
-	struct rivet_rdm_ep **srcs;
-	int ret = 0;
-
-	rivet_cq_src_lock(cq);
-	if (cq->nsrcs == cq->srcs_cap) {
-		srcs = realloc(cq->srcs, (cq->srcs_cap * 2 + 4) *
-				       sizeof(*srcs));
-		if (!srcs) {
-			ret = -FI_ENOMEM;
-			goto out;
-		}
-		cq->srcs = srcs;
-		cq->srcs_cap = cq->srcs_cap * 2 + 4;
-	}
-	cq->srcs[cq->nsrcs++] = ep;
-out:
-	rivet_cq_src_unlock(cq);
-	return ret;
-}
-
-void rivet_cq_del_source(struct rivet_cq *cq, struct rivet_rdm_ep *ep)
-{
-	size_t i;
-
-	rivet_cq_src_lock(cq);
-	for (i = 0; i < cq->nsrcs; i++) {
-		if (cq->srcs[i] != ep)
-			continue;
-		cq->srcs[i] = cq->srcs[--cq->nsrcs];
-		break;
-	}
-	rivet_cq_src_unlock(cq);
-}
-
-static void rivet_cq_progress_sources(struct rivet_cq *cq)
-{
-	size_t i;
-
-	if (!cq->nsrcs)
-		return;
-	rivet_cq_src_lock(cq);
-	for (i = 0; i < cq->nsrcs; i++)
-		rivet_rdm_ep_progress(cq->srcs[i]);
-	rivet_cq_src_unlock(cq);
-}
-
-/* Before a sleep: the data path looks at rdma_cm channels only now and
- * then (rivet_rdm_progress_locked), a sleeper must not wait on them. */
-static void rivet_cq_progress_sources_cm(struct rivet_cq *cq)
-{
-	size_t i;
-
-	if (!cq->nsrcs)
-		return;
-	rivet_cq_src_lock(cq);
-	for (i = 0; i < cq->nsrcs; i++)
-		rivet_rdm_ep_progress_cm(cq->srcs[i]);
-	rivet_cq_src_unlock(cq);
 }
 
 void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e)
@@ -450,21 +392,21 @@ out:
 }
 
 /* Errors are reported first: while one waits, reads give -FI_EAVAIL. */
-static ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
+ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 				 size_t count, fi_addr_t *src_addr)
 {
 	struct rivet_cq *cq = to_rcq(cq_fid);
 	ssize_t ret;
 
-	rivet_cq_progress_sources(cq);
+	rivet_progress_set_run(&cq->srcs);
 	rivet_lock_acquire(&cq->lock);
 	/* the test of rivet_cq_poll_locked, without the call: RDM CQs */
 	ret = cq->hidden || atomic_load_explicit(&cq->msg_eps,
 						 memory_order_relaxed) ?
 	      rivet_cq_poll_locked(cq) : 0;
-	if (cq->emu_pending && !cq->emu_running) {
+	if (rivet_cq_has_deferred(cq)) {
 		rivet_lock_release(&cq->lock);
-		rivet_msg_emu_run(cq);
+		rivet_cq_run_deferred(cq);
 		rivet_lock_acquire(&cq->lock);
 	}
 	if (ret < 0 && !cq->count && !cq->errs_count)
@@ -555,150 +497,6 @@ static const char *rivet_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 		return buf;
 	}
 	return str;
-}
-
-/* ---- blocking: completion channel, arming, sread, trywait ---- */
-
-static bool rivet_cq_waitable(const struct rivet_cq *cq)
-{
-	return cq->wait.epfd >= 0;
-}
-
-/* Takes and acks every pending channel event; returns how many. */
-static unsigned int rivet_cq_ack_events(struct rivet_cq *cq)
-{
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-	unsigned int n = 0;
-
-	if (!cq->channel)
-		return 0;
-	while (!ibv_get_cq_event(cq->channel, &ev_cq, &ev_ctx))
-		n++;
-	if (n)
-		ibv_ack_cq_events(cq->ibv_cq, n);
-	return n;
-}
-
-/*
- * A counter's wait may take the channel event that a thread sleeping on
- * this CQ was waiting for: wake that thread through the eventfd.
- */
-void rivet_cq_consume_events(struct rivet_cq *cq)
-{
-	if (rivet_cq_ack_events(cq) && rivet_cq_waitable(cq))
-		rivet_wait_signal(&cq->wait);
-}
-
-/*
- * Arms unconditionally: a flag saying "already armed" would race with a
- * thread that has taken the event but not yet cleared the flag, and
- * re-arming an armed CQ is harmless.
- */
-int rivet_cq_arm(struct rivet_cq *cq)
-{
-	int ret = 0, n;
-
-	rivet_cq_progress_sources_cm(cq);
-	rivet_lock_acquire(&cq->lock);
-	if (cq->channel) {
-		ret = ibv_req_notify_cq(cq->ibv_cq, 0);
-		if (ret) {
-			RIVET_WARN_ERRNO(CQ, "ibv_req_notify_cq", ret);
-			ret = rivet_errno_to_fi(ret);
-			goto out;
-		}
-	}
-	n = rivet_cq_poll_locked(cq);
-	if (n < 0)
-		ret = n;
-	else if (n > 0 || cq->count || cq->errs_count)
-		ret = -FI_EAGAIN;
-out:
-	rivet_lock_release(&cq->lock);
-	return ret;
-}
-
-/*
- * The eventfd only wakes: what is pending is in the rings or the verbs CQ,
- * which arming checks.  A pending fi_cq_signal is reported once.
- */
-int rivet_cq_trywait(struct rivet_cq *cq)
-{
-	int ret;
-
-	if (!rivet_cq_waitable(cq))
-		return -FI_EINVAL;
-	rivet_wait_drain_signal(&cq->wait);
-	rivet_cq_ack_events(cq);
-	ret = rivet_cq_arm(cq);
-	if (ret)
-		return ret;
-	return atomic_exchange(&cq->signaled, false) ? -FI_EAGAIN : 0;
-}
-
-/*
- * fi_cq(3) makes sread invalid on a CQ without a wait object (FI_WAIT_NONE):
- * we answer -FI_EINVAL.  A timeout or fi_cq_signal gives -FI_EAGAIN.
- */
-static ssize_t rivet_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
-				  size_t count, fi_addr_t *src_addr,
-				  const void *cond, int timeout)
-{
-	struct rivet_cq *cq = to_rcq(cq_fid);
-	uint64_t deadline = rivet_wait_deadline(timeout);
-	ssize_t ret;
-	int left;
-
-	if (!rivet_cq_waitable(cq))
-		return -FI_EINVAL;
-	for (;;) {
-		ret = rivet_cq_readfrom(cq_fid, buf, count, src_addr);
-		if (ret != -FI_EAGAIN || !count)
-			return ret;
-		if (atomic_exchange(&cq->signaled, false))
-			return -FI_EAGAIN;
-		left = rivet_wait_remaining(deadline);
-		if (!left)
-			return -FI_EAGAIN;
-		ret = rivet_cq_arm(cq);
-		if (ret == -FI_EAGAIN)
-			continue;
-		if (ret)
-			return ret;
-		/* RDM endpoints' own CQs do not wake this one: poll */
-		if (cq->nsrcs && (left < 0 || left > 1))
-			left = 1;
-		ret = rivet_wait_fd(&cq->wait, left);
-		if (ret && ret != -FI_EAGAIN)
-			return ret;
-		rivet_wait_drain_signal(&cq->wait);
-		rivet_cq_ack_events(cq);
-	}
-}
-
-static ssize_t rivet_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
-			      const void *cond, int timeout)
-{
-	return rivet_cq_sreadfrom(cq_fid, buf, count, NULL, cond, timeout);
-}
-
-static int rivet_cq_signal(struct fid_cq *cq_fid)
-{
-	struct rivet_cq *cq = to_rcq(cq_fid);
-
-	if (!rivet_cq_waitable(cq))
-		return -FI_EINVAL;
-	atomic_store(&cq->signaled, true);
-	rivet_wait_signal(&cq->wait);
-	return 0;
-}
-
-static int rivet_cq_control(struct fid *fid, int command, void *arg)
-{
-	struct rivet_cq *cq = to_rcq(container_of(fid, struct fid_cq, fid));
-
-	return rivet_wait_control(&cq->wait, command, arg);
 }
 
 /* ---- open and close ---- */
@@ -794,8 +592,8 @@ static int rivet_cq_construct(struct rivet_cq *cq, struct rivet_domain *domain,
 	int ret;
 
 	cq->domain = domain;
-	pthread_mutex_init(&cq->src_lock, NULL);
-	cq->src_locking = domain->threading != FI_THREAD_DOMAIN;
+	rivet_progress_set_construct(&cq->srcs,
+				     domain->threading != FI_THREAD_DOMAIN);
 	cq->wait.epfd = cq->wait.efd = -1;
 	atomic_init(&cq->refcnt, 0);
 	atomic_init(&cq->signaled, false);
@@ -836,8 +634,7 @@ static int rivet_cq_destruct(struct rivet_cq *cq)
 	}
 	rivet_wait_destruct(&cq->wait);
 	ibv_destroy_comp_channel(cq->channel);
-	pthread_mutex_destroy(&cq->src_lock);
-	free(cq->srcs);
+	rivet_progress_set_destruct(&cq->srcs);
 	free(cq->ring);
 	free(cq->errs);
 	rivet_lock_destruct(&cq->lock);

@@ -102,3 +102,34 @@ const char *rivet_wc_status_str(int status)
 {
 	return ibv_wc_status_str((enum ibv_wc_status)status);
 }
+
+/* A work completion status as the FI_E* code of its error entry. */
+int rivet_wc_status_to_fi(int status)
+{
+	switch (status) {
+	case IBV_WC_SUCCESS:
+		return 0;
+	case IBV_WC_WR_FLUSH_ERR:
+		return FI_ECANCELED;
+	case IBV_WC_LOC_LEN_ERR:
+		return FI_ETRUNC;	/* a receive buffer too small */
+	case IBV_WC_LOC_PROT_ERR:
+	case IBV_WC_LOC_ACCESS_ERR:
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_MW_BIND_ERR:
+		return FI_EACCES;
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_REM_INV_RD_REQ_ERR:
+	case IBV_WC_REM_OP_ERR:
+		return FI_EREMOTEIO;
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RESP_TIMEOUT_ERR:
+		return FI_ETIMEDOUT;
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return FI_ENORX;
+	case IBV_WC_REM_ABORT_ERR:
+		return FI_ECONNABORTED;
+	default:
+		return FI_EIO;
+	}
+}

@@ -8,8 +8,7 @@
 #include "rivet.h"
 #include "rivet_atomic.h"
 #include "rivet_map.h"
-#include "rivet_proto.h"
-#include "rivet_rdm.h"
+#include "rivet_av.h"
 
 static int rivet_domain_close(struct fid *fid)
 {
@@ -32,31 +31,6 @@ static int rivet_domain_close(struct fid *fid)
 	fi_freeinfo(dom->info);
 	free(dom);
 	return 0;
-}
-
-static int rivet_domain_endpoint(struct fid_domain *domain,
-				 struct fi_info *info, struct fid_ep **ep_p,
-				 void *context)
-{
-	if (!info || !info->ep_attr)
-		return -FI_EINVAL;
-	switch (info->ep_attr->type) {
-	case FI_EP_MSG:
-		return rivet_msg_ep_open(domain, info, ep_p, context);
-	case FI_EP_RDM:
-		return rivet_rdm_ep_open(domain, info, ep_p, context);
-	default:
-		return -FI_ENOSYS;
-	}
-}
-
-static int rivet_domain_endpoint2(struct fid_domain *domain,
-				  struct fi_info *info, struct fid_ep **ep_p,
-				  uint64_t flags, void *context)
-{
-	if (flags)
-		return -FI_EBADFLAGS;
-	return rivet_domain_endpoint(domain, info, ep_p, context);
 }
 
 static int rivet_domain_av_open(struct fid_domain *domain,
@@ -147,7 +121,7 @@ static struct fi_ops_domain g_rivet_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
 	.av_open = rivet_domain_av_open,
 	.cq_open = rivet_cq_open,
-	.endpoint = rivet_domain_endpoint,
+	.endpoint = rivet_ep_open,
 	.scalable_ep = rivet_domain_scalable_ep,
 	.cntr_open = rivet_cntr_open,
 	.poll_open = rivet_domain_poll_open,
@@ -155,7 +129,7 @@ static struct fi_ops_domain g_rivet_domain_ops = {
 	.srx_ctx = rivet_domain_srx_ctx,
 	.query_atomic = rivet_domain_query_atomic,
 	.query_collective = rivet_domain_query_collective,
-	.endpoint2 = rivet_domain_endpoint2,
+	.endpoint2 = rivet_ep_open2,
 };
 
 static struct fi_ops_mr g_rivet_mr_ops = {

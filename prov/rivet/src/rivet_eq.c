@@ -81,16 +81,23 @@ void rivet_eq_push(struct rivet_eq *eq, struct rivet_eq_event *ev)
 /*
  * Handles rdma_cm events until the channel is empty.  progress_lock keeps
  * two readers from pushing one id's events out of order; eq->lock is not
- * held, as rivet_cm_handle_event pushes.
+ * held, as the handler pushes.
  */
 int rivet_eq_progress(struct rivet_eq *eq)
 {
+	rivet_eq_cm_handler_fn handler;
 	struct rdma_cm_event *cm;
 	int n = 0, err;
 
 	pthread_mutex_lock(&eq->progress_lock);
 	while (!rdma_get_cm_event(eq->channel, &cm)) {
-		rivet_cm_handle_event(eq, cm);
+		pthread_mutex_lock(&eq->lock);
+		handler = eq->cm_handler;
+		pthread_mutex_unlock(&eq->lock);
+		if (handler)
+			handler(eq, cm);
+		else	/* no id of an endpoint's: cannot happen */
+			rdma_ack_cm_event(cm);
 		n++;
 	}
 	err = errno;
@@ -100,6 +107,14 @@ int rivet_eq_progress(struct rivet_eq *eq)
 		return rivet_errno_to_fi(err);
 	}
 	return n;
+}
+
+void rivet_eq_set_cm_handler(struct rivet_eq *eq,
+			     rivet_eq_cm_handler_fn handler)
+{
+	pthread_mutex_lock(&eq->lock);
+	eq->cm_handler = handler;
+	pthread_mutex_unlock(&eq->lock);
 }
 
 /* ---- fi_eq_read, fi_eq_readerr, fi_eq_write ---- */

@@ -108,7 +108,8 @@ static void rivet_send_ctx_fill(struct rivet_ep *ep, struct rivet_wr_ctx *ctx,
 	ctx->cntr = req->cntr;
 	ctx->report = !req->silent &&
 		      (!ep->tx_selective || (req->flags & FI_COMPLETION));
-	ctx->emu = req->emu;
+	ctx->rx = false;
+	ctx->hook = req->hook;
 }
 
 ssize_t rivet_ep_post_send(struct rivet_ep *ep,
@@ -222,7 +223,8 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 	tail = atomic_load_explicit(&ep->rx_ring.tail, memory_order_relaxed);
 	ctx = &ep->rx_ring.ctxs[tail % ep->rx_ring.size];
 	*ctx = (struct rivet_wr_ctx) {
-		.ep = ep, .ring = &ep->rx_ring, .context = context,
+		.ep = ep, .ring = &ep->rx_ring, .context = context, .rx = true,
+		.imm_cntr = ep->rwrite_cntr,
 		.flags = FI_RECV | FI_MSG, .buf = count ? iov[0].iov_base : NULL,
 		.len = len, .cntr = ep->recv_cntr,
 		.report = !ep->rx_selective || (flags & FI_COMPLETION),

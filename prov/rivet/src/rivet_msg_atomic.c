@@ -25,7 +25,8 @@
 #include "rivet_atomic.h"
 
 struct rivet_msg_emu {
-	struct rivet_msg_emu *next;
+	struct rivet_wc_hook hook;	/* each step's work completion */
+	struct rivet_cq_deferred def;	/* the next step, outside cq->lock */
 	struct rivet_ep *ep;
 	void *context;
 	uint64_t comp_flags;
@@ -85,7 +86,7 @@ static ssize_t rivet_msg_emu_post(struct rivet_msg_emu *emu)
 		.raddr = rivet_msg_emu_word(emu), .rkey = emu->rkey,
 		.compare_add = emu->cas ? emu->expect : 0,
 		.swap = emu->swap, .comp_flags = FI_ATOMIC, .silent = true,
-		.emu = emu, .flags = emu->fence,
+		.hook = &emu->hook, .flags = emu->fence,
 	};
 	ssize_t ret = rivet_ep_post_send(emu->ep, &req);
 
@@ -168,11 +169,15 @@ static bool rivet_msg_emu_advance(struct rivet_msg_emu *emu)
 	return false;
 }
 
-void rivet_msg_emu_wc(struct rivet_cq *cq, struct rivet_wr_ctx *ctx,
-		      const struct ibv_wc *wc)
+/* A step's work completion (cq->lock held): the next step is the CQ's
+ * deferred work. */
+static void rivet_msg_emu_wc(struct rivet_wc_hook *hook, struct rivet_cq *cq,
+			     const struct rivet_wr_ctx *ctx,
+			     const struct ibv_wc *wc)
 {
-	struct rivet_msg_emu *emu = ctx->emu;
-	struct rivet_ep *ep = ctx->ep;
+	struct rivet_msg_emu *emu = container_of(hook, struct rivet_msg_emu,
+						 hook);
+	struct rivet_ep *ep = emu->ep;
 
 	if (wc->status != IBV_WC_SUCCESS) {
 		emu->err = rivet_wc_status_to_fi(wc->status);
@@ -183,68 +188,37 @@ void rivet_msg_emu_wc(struct rivet_cq *cq, struct rivet_wr_ctx *ctx,
 				  sizeof(uint64_t));
 		emu->seen = ep->scratch[ctx - ep->tx_ring.ctxs];
 	}
-	emu->next = cq->emu_pending;
-	cq->emu_pending = emu;
+	rivet_cq_defer_locked(cq, &emu->def);
 }
 
-void rivet_msg_emu_run(struct rivet_cq *cq)
+/* The next step (no lock held); true: the send queue is full, again
+ * on a later read. */
+static bool rivet_msg_emu_run(struct rivet_cq_deferred *d)
 {
-	struct rivet_msg_emu *list, *emu, *later = NULL;
+	struct rivet_msg_emu *emu = container_of(d, struct rivet_msg_emu, def);
 
-	rivet_lock_acquire(&cq->lock);
-	if (cq->emu_running) {
-		rivet_lock_release(&cq->lock);
-		return;
+	if (!emu->need_post && rivet_msg_emu_advance(emu)) {
+		rivet_msg_emu_finish(emu);
+		return false;
 	}
-	list = cq->emu_pending;
-	cq->emu_pending = NULL;
-	cq->emu_running = true;
-	rivet_lock_release(&cq->lock);
-
-	while ((emu = list)) {
-		list = emu->next;
-		if (!emu->need_post && rivet_msg_emu_advance(emu)) {
-			rivet_msg_emu_finish(emu);
-			continue;
-		}
-		emu->need_post = false;
-		switch (rivet_msg_emu_post(emu)) {
-		case 0:
-			break;
-		case -FI_EAGAIN:	/* the send queue is full: later */
-			emu->need_post = true;
-			emu->next = later;
-			later = emu;
-			break;
-		default:		/* e.g. the connection is gone */
-			emu->err = FI_EIO;
-			rivet_msg_emu_finish(emu);
-			break;
-		}
+	emu->need_post = false;
+	switch (rivet_msg_emu_post(emu)) {
+	case 0:
+		return false;
+	case -FI_EAGAIN:	/* the send queue is full: later */
+		emu->need_post = true;
+		return true;
+	default:		/* e.g. the connection is gone */
+		emu->err = FI_EIO;
+		rivet_msg_emu_finish(emu);
+		return false;
 	}
-
-	rivet_lock_acquire(&cq->lock);
-	while ((emu = later)) {
-		later = emu->next;
-		emu->next = cq->emu_pending;
-		cq->emu_pending = emu;
-	}
-	cq->emu_running = false;
-	rivet_lock_release(&cq->lock);
 }
 
-void rivet_msg_emu_purge(struct rivet_cq *cq, struct rivet_ep *ep)
+/* Its endpoint closes (cq->lock held). */
+static void rivet_msg_emu_drop(struct rivet_cq_deferred *d)
 {
-	struct rivet_msg_emu **pp = &cq->emu_pending, *emu;
-
-	while ((emu = *pp)) {
-		if (emu->ep == ep) {
-			*pp = emu->next;
-			free(emu);
-		} else {
-			pp = &emu->next;
-		}
-	}
+	free(container_of(d, struct rivet_msg_emu, def));
 }
 
 /* Copies n elements of size bytes from iocs into dst. */
@@ -289,6 +263,9 @@ static ssize_t rivet_msg_emu_start(struct rivet_ep *ep,
 	if (!emu)
 		return -FI_ENOMEM;
 	*emu = (struct rivet_msg_emu) {
+		.hook.wc = rivet_msg_emu_wc,
+		.def = { .owner = ep, .run = rivet_msg_emu_run,
+			 .drop = rivet_msg_emu_drop },
 		.ep = ep, .context = a->context, .op = a->op,
 		.dt = a->datatype, .size = size, .count = n,
 		.raddr = a->rma->addr, .rkey = a->rma->key,

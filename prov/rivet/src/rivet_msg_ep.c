@@ -82,6 +82,7 @@ static int rivet_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		if (ep->eq || eq->fabric != ep->domain->fabric)
 			return -FI_EINVAL;
 		ep->eq = eq;
+		rivet_eq_set_cm_handler(eq, rivet_cm_handle_event);
 		atomic_fetch_add(&eq->refcnt, 1);
 		return 0;
 	case FI_CLASS_CQ:

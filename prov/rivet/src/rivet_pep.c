@@ -33,6 +33,7 @@ static int rivet_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	if (pep->eq)
 		return -FI_EINVAL;
 	pep->eq = container_of(bfid, struct rivet_eq, eq_fid.fid);
+	rivet_eq_set_cm_handler(pep->eq, rivet_cm_handle_event);
 	atomic_fetch_add(&pep->eq->refcnt, 1);
 	return 0;
 }

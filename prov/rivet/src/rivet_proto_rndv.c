@@ -70,7 +70,7 @@ int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	int ret;
 
 	memset(rts, 0, sizeof(*rts));
-	rts->send_id = ((uint64_t)op->gen << 32) | op->index;
+	rts->send_id = rivet_wire_send_id(op->gen, op->index);
 	for (i = 0; i < count; i++) {
 		if (!iov[i].iov_len)
 			continue;
@@ -125,60 +125,16 @@ static int rivet_rndv_register(struct rivet_rdm_ep *ep,
 	return 0;
 }
 
-/* Walks local and remote segments together: one read per overlap, no
- * larger than the port's message size. */
-static size_t rivet_rndv_plan(struct rivet_rdm_ep *ep,
-			      struct rivet_rndv_rx *r, const uint32_t *lkeys,
-			      struct ibv_send_wr *wrs, struct ibv_sge *sges,
-			      size_t max)
-{
-	size_t li = 0, ri = 0, loff = 0, roff = 0, n = 0, len;
-	size_t left = r->comp.len, chunk = ep->domain->dev->max_msg_size;
-
-	while (left && n < max && li < r->count && ri < r->rts.nsegs) {
-		len = RIVET_MIN(r->iov[li].iov_len - loff,
-				r->rts.segs[ri].len - roff);
-		len = RIVET_MIN(RIVET_MIN(len, left), chunk);
-		sges[n] = (struct ibv_sge) {
-			.addr = (uintptr_t)r->iov[li].iov_base + loff,
-			.length = len, .lkey = lkeys[li],
-		};
-		wrs[n] = (struct ibv_send_wr) {
-			.wr_id = (uintptr_t)r, .sg_list = &sges[n],
-			.num_sge = 1, .opcode = IBV_WR_RDMA_READ,
-			.send_flags = IBV_SEND_SIGNALED,
-			.wr.rdma.remote_addr = r->rts.segs[ri].addr + roff,
-			.wr.rdma.rkey = r->rts.segs[ri].rkey,
-		};
-		n++;
-		left -= len;
-		loff += len;
-		roff += len;
-		if (loff == r->iov[li].iov_len && ++li)
-			loff = 0;
-		if (roff == r->rts.segs[ri].len && ++ri)
-			roff = 0;
-	}
-	return n;
-}
-
 static void rivet_rndv_finish(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 {
+	int32_t fin_status;
 	size_t i;
 
 	for (i = 0; !r->status && i < r->count; i++)
 		RIVET_MEM_DEFINED(r->iov[i].iov_base, r->iov[i].iov_len);
-	/* the sender hears whether its data arrived (a truncation is the
-	 * receiver's own error: the bytes that fit did) */
+	fin_status = rivet_rndv_outcome(r->status, r->prov_errno, &r->comp);
 	if (r->conn->state != RIVET_CONN_CLOSED)
-		rivet_rndv_send_fin(r->conn, r->rts.send_id,
-				    r->status == FI_ETRUNC ? 0 : r->status);
-	if (r->status && !r->comp.err) {
-		r->comp.err = r->status;
-		r->comp.prov_errno = r->prov_errno;
-	}
-	if (r->status && r->status != FI_ETRUNC)
-		r->comp.len = 0;	/* nothing placed that can be told */
+		rivet_rndv_send_fin(r->conn, r->rts.send_id, fin_status);
 	rivet_rdm_complete(ep, false, &r->comp, r->report);
 	while (r->nmrs)
 		rivet_mr_put(ep->domain, r->mrs[--r->nmrs]);
@@ -207,7 +163,9 @@ static int rivet_rndv_issue(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 	}
 	r->registered = true;
 	r->nreads = failed ? 0 :
-		    rivet_rndv_plan(ep, r, r->lkeys, wrs, sges, 16);
+		    rivet_rndv_plan(r->iov, r->count, r->lkeys, &r->rts,
+				    r->comp.len, ep->domain->dev->max_msg_size,
+				    (uintptr_t)r, wrs, sges, 16);
 	if (!r->nreads) {
 		rivet_rndv_finish(ep, r);
 		return 0;
@@ -259,23 +217,19 @@ void rivet_rndv_start(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 	r->kind = RIVET_WR_READ;
 	r->conn = conn;
 	r->rts = *rts;
-	if (rivet_wire_rts_check(rts, hdr->len)) {
-		RIVET_WARN(EP_DATA, "RTS of %" PRIu64 " bytes with bad "
-			   "segments from connection %u\n", hdr->len,
-			   conn->idx);
-		r->rts.nsegs = 0;
-		r->status = FI_EIO;
-		r->prov_errno = RIVET_PERR_PROTO;
-	}
 	r->report = rx->report;
 	r->count = rivet_rx_target(ep, rx, hdr->len, r->iov, desc);
 	for (i = 0, cap = 0; i < r->count; i++)
 		cap += r->iov[i].iov_len;
 	rivet_rx_fill_comp(rx, conn, hdr, RIVET_MIN(cap, hdr->len), &r->comp);
 	r->comp.buf = r->iov[0].iov_base;
-	if (hdr->len > cap && !r->status) {
-		r->status = FI_ETRUNC;
-		r->comp.olen = hdr->len - cap;
+	r->status = rivet_rndv_rts_accept(rts, hdr->len, cap, &r->comp.olen,
+					  &r->prov_errno);
+	if (r->status == FI_EIO) {
+		RIVET_WARN(EP_DATA, "RTS of %" PRIu64 " bytes with bad "
+			   "segments from connection %u\n", hdr->len,
+			   conn->idx);
+		r->rts.nsegs = 0;
 	}
 	if (rx->multi) {
 		r->rx = rx;
@@ -399,29 +353,28 @@ int rivet_rndv_send_fin(struct rivet_conn *conn, uint64_t send_id,
 void rivet_rndv_handle_fin(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 			   const struct rivet_wire_fin *fin)
 {
-	uint32_t index = (uint32_t)fin->send_id;
 	int status = rivet_wire_status(fin->status);
-	struct rivet_tx_op *op;
+	struct rivet_tx_op *op = NULL;
 
-	if (index >= ep->tx_size)
-		goto stray;
-	op = &ep->tx_ops[index];
-	/* the RTS went out on op->conn: its FIN comes back on it */
-	if (op->gen != (uint32_t)(fin->send_id >> 32) || !op->rndv ||
-	    op->conn != conn)
-		goto stray;
-	if (op->state == RIVET_TX_WAIT_FIN) {
+	switch (rivet_rndv_fin_verdict(ep->tx_ops, ep->tx_size, conn,
+				       fin->send_id, &op)) {
+	case RIVET_FIN_DONE:
 		DL_DELETE(op->conn->wait_fin, op);
 		rivet_tx_op_done(ep, op, status,
 				 status ? RIVET_PERR_PEER_RX : 0);
-	} else if (op->state == RIVET_TX_POSTED) {
+		break;
+	case RIVET_FIN_EARLY:
 		op->fin_seen = true;	/* the send's WC is still to come */
 		op->fin_status = status;
+		break;
+	case RIVET_FIN_IGNORE:
+		break;
+	case RIVET_FIN_STRAY:	/* also a late FIN of an operation failed
+				 * with its connection */
+		RIVET_DBG(EP_DATA, "FIN for no rendezvous of connection %u "
+			  "(qp 0x%x) ignored\n", conn->idx, conn->qp->qp_num);
+		break;
 	}
-	return;
-stray:	/* also a late FIN of an operation failed with its connection */
-	RIVET_DBG(EP_DATA, "FIN for no rendezvous of connection %u "
-		   "(qp 0x%x) ignored\n", conn->idx, conn->qp->qp_num);
 }
 
 static void rivet_rndv_fail_ctrl(struct rivet_rdm_ep *ep,

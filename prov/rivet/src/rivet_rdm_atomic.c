@@ -108,7 +108,7 @@ static void rivet_atomic_stage(struct rivet_tx_op *op,
 	uint8_t *p = (uint8_t *)(a + 1);
 
 	*a = (struct rivet_wire_atomic) {
-		.send_id = ((uint64_t)op->gen << 32) | op->index,
+		.send_id = rivet_wire_send_id(op->gen, op->index),
 		.addr = req->rma->addr, .key = req->rma->key,
 		.op = req->op, .datatype = req->datatype, .kind = req->kind,
 		.count = (uint32_t)n,
@@ -334,12 +334,12 @@ void rivet_atomic_handle_resp(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	if (len < sizeof(*hdr) + sizeof(*r) ||
 	    r->len > len - sizeof(*hdr) - sizeof(*r))
 		return;
-	index = (uint32_t)r->send_id;
+	index = rivet_wire_send_id_index(r->send_id);
 	if (index >= ep->tx_size)
 		return;
 	op = &ep->tx_ops[index];
 	/* the answer comes on the connection its request went out on */
-	if (op->gen != (uint32_t)(r->send_id >> 32) || !op->atomic ||
+	if (op->gen != rivet_wire_send_id_gen(r->send_id) || !op->atomic ||
 	    op->conn != conn)
 		return;
 	if (!status)

@@ -220,9 +220,9 @@ static int rivet_rdm_ep_cqs(struct rivet_rdm_ep *ep)
 			return ret;
 		ep->rx_selective = true;
 	}
-	ret = rivet_cq_add_source(ep->tx_cq, ep);
+	ret = rivet_cq_add_source(ep->tx_cq, &ep->psrc);
 	if (!ret && ep->rx_cq != ep->tx_cq)
-		ret = rivet_cq_add_source(ep->rx_cq, ep);
+		ret = rivet_cq_add_source(ep->rx_cq, &ep->psrc);
 	if (!ret && ep->send_cntr)
 		ret = rivet_cntr_attach_cq(ep->send_cntr, ep->tx_cq);
 	if (!ret && ep->recv_cntr)
@@ -250,7 +250,7 @@ static int rivet_rdm_ep_enable(struct rivet_rdm_ep *ep)
 	if (!ret)
 		ret = rivet_rdm_ep_cqs(ep);
 	if (!ret)
-		ret = rivet_av_bind_ep(ep->av, ep);
+		ret = rivet_av_bind_ep(ep->av, &ep->av_listener);
 	if (ret)
 		return ret;
 	ep->enabled = true;
@@ -302,7 +302,7 @@ static void rivet_rdm_ep_release_cq(struct rivet_rdm_ep *ep,
 {
 	if (!cq)
 		return;
-	rivet_cq_del_source(cq, ep);
+	rivet_cq_del_source(cq, &ep->psrc);
 	if (cq->hidden)
 		rivet_cq_close_hidden(cq);
 	else
@@ -388,12 +388,12 @@ static int rivet_rdm_ep_close(struct fid *fid)
 
 	rivet_rdm_thread_stop(ep);
 	if (ep->tx_cq)
-		rivet_cq_del_source(ep->tx_cq, ep);
+		rivet_cq_del_source(ep->tx_cq, &ep->psrc);
 	if (ep->rx_cq)
-		rivet_cq_del_source(ep->rx_cq, ep);
+		rivet_cq_del_source(ep->rx_cq, &ep->psrc);
 	/* no fi_av_remove callback may reach the connections any more */
 	if (ep->av && ep->enabled)
-		rivet_av_unbind_ep(ep->av, ep);
+		rivet_av_unbind_ep(ep->av, &ep->av_listener);
 	for (i = 0; i < ep->nconns; i++)
 		if (ep->conns[i])
 			rivet_conn_destroy(ep->conns[i]);
@@ -642,6 +642,11 @@ int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		return -FI_ENOMEM;
 	}
 	rivet_rdm_ep_construct(ep, dom, info);
+	ep->psrc = (struct rivet_progress_src) {
+		.progress = rivet_rdm_ep_progress,
+		.progress_cm = rivet_rdm_ep_progress_cm,
+	};
+	ep->av_listener.removed = rivet_rdm_ep_addr_removed;
 	if (rivet_tclass_tos(rivet_info_tclass(info), &ep->tos)) {
 		fi_freeinfo(ep->info);
 		free(ep);
@@ -667,8 +672,10 @@ int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 
 /* fi_av_remove: connections to the address are torn down, operations
  * queued on them fail, and later sends to the index reconnect. */
-void rivet_rdm_ep_addr_removed(struct rivet_rdm_ep *ep, fi_addr_t addr)
+void rivet_rdm_ep_addr_removed(struct rivet_av_listener *l, fi_addr_t addr)
 {
+	struct rivet_rdm_ep *ep = container_of(l, struct rivet_rdm_ep,
+					       av_listener);
 	struct rivet_conn *conn;
 	size_t i;
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The RDM progress engine: rdma_cm events of the endpoint's channel, its
- * verbs CQ (dispatched on what each wr_id points at), SRQ refill, and the
- * completions it hands to the application's CQs and counters.
+ * verbs CQ (dispatched on what each wr_id points at), arriving messages
+ * (checked, attributed to their connection, dispatched on their op), SRQ
+ * refill, and the completions it hands to the application's CQs and
+ * counters.  It is the endpoint's progress source (rivet_rdm_ep_progress).
  */
 #include "rivet_rdm.h"
 
@@ -40,6 +42,89 @@ void rivet_rdm_complete(struct rivet_rdm_ep *ep, bool tx,
 		rivet_cq_write(cq, e);
 	rivet_cntr_inc(cntr);
 }
+
+/* ---- arriving messages ---- */
+
+/* A header that names another connection than the QP it came on (never
+ * from a rivet peer): the QP's owner, or NULL. */
+static struct rivet_conn *rivet_rx_conn_slow(struct rivet_rdm_ep *ep,
+					     const struct rivet_wire_hdr *hdr,
+					     uint32_t qp_num)
+{
+	RIVET_DBG(EP_DATA, "header names connection %u, came on qp 0x%x\n",
+		  hdr->conn_idx, qp_num);
+	return rivet_conn_of_qp(ep, qp_num);
+}
+
+/* The connection a message came on: the one its header names, when that
+ * is the QP it arrived on (always, from a rivet peer), else the one that
+ * owns the QP; NULL when no connection of ours does. */
+static inline struct rivet_conn *rivet_rx_conn(struct rivet_rdm_ep *ep,
+					       const struct rivet_wire_hdr *hdr,
+					       uint32_t qp_num)
+{
+	struct rivet_conn *conn;
+
+	if (hdr->conn_idx < ep->nconns) {
+		conn = ep->conns[hdr->conn_idx];
+		if (conn->qp && conn->qp->qp_num == qp_num)
+			return conn;
+	}
+	return rivet_rx_conn_slow(ep, hdr, qp_num);
+}
+
+/* An eager message is checked inline (the common case), the rest by
+ * rivet_wire_check. */
+static inline bool rivet_rx_whole(const struct rivet_wire_hdr *hdr,
+				  size_t len)
+{
+	if (len >= sizeof(*hdr) && hdr->op == RIVET_OP_EAGER &&
+	    hdr->version == RIVET_WIRE_VERSION &&
+	    hdr->len <= len - sizeof(*hdr))
+		return true;
+	return !rivet_wire_check(hdr, len);
+}
+
+void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
+			   size_t len, uint32_t qp_num)
+{
+	const struct rivet_wire_hdr *hdr = (const void *)buf->data;
+	const uint8_t *body = buf->data + sizeof(*hdr);
+	struct rivet_conn *conn;
+
+	RIVET_MEM_DEFINED(buf->data, len);
+	conn = rivet_rx_whole(hdr, len) ? rivet_rx_conn(ep, hdr, qp_num) :
+					  NULL;
+	if (!conn) {
+		RIVET_WARN(EP_DATA, "malformed message on qp 0x%x dropped\n",
+			   qp_num);
+		goto repost;
+	}
+	switch (hdr->op) {
+	case RIVET_OP_EAGER:
+		rivet_rx_arrive(ep, conn, hdr, body, NULL);
+		break;
+	case RIVET_OP_RTS:
+		rivet_rx_arrive(ep, conn, hdr, NULL, body);
+		break;
+	case RIVET_OP_ATOMIC:
+		rivet_atomic_handle_req(ep, conn, hdr, len);
+		break;
+	case RIVET_OP_ATOMIC_RESP:
+		rivet_atomic_handle_resp(ep, conn, hdr, len);
+		break;
+	case RIVET_OP_RMA_EVENT:
+		rivet_rma_handle_event(ep, conn, hdr);
+		break;
+	default:
+		rivet_rndv_handle_fin(ep, conn, (const void *)body);
+		break;
+	}
+repost:
+	rivet_rdm_srq_post(ep, buf);
+}
+
+/* ---- work completions ---- */
 
 static void rivet_rdm_wc_tx(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 			    const struct ibv_wc *wc)
@@ -195,16 +280,19 @@ int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
 
 /* The CM channel alone, under the endpoint's lock (before a sleep, and
  * when the progress thread's poll says the channel has an event). */
-void rivet_rdm_ep_progress_cm(struct rivet_rdm_ep *ep)
+void rivet_rdm_ep_progress_cm(struct rivet_progress_src *src)
 {
+	struct rivet_rdm_ep *ep = container_of(src, struct rivet_rdm_ep, psrc);
+
 	rivet_rdm_lock(ep);
 	if (ep->enabled)
 		rivet_rdm_progress_cm(ep);
 	rivet_rdm_unlock(ep);
 }
 
-int rivet_rdm_ep_progress(struct rivet_rdm_ep *ep)
+int rivet_rdm_ep_progress(struct rivet_progress_src *src)
 {
+	struct rivet_rdm_ep *ep = container_of(src, struct rivet_rdm_ep, psrc);
 	int ret;
 
 	rivet_rdm_lock(ep);

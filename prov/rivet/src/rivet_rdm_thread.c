@@ -2,7 +2,7 @@
 /*
  * FI_PROGRESS_AUTO for RDM: one thread per endpoint sleeps on the
  * endpoint's completion channel, its rdma_cm channel and a stop eventfd,
- * and runs the same progress that fi_cq_read runs.
+ * and runs the same progress source (ep->psrc) that fi_cq_read runs.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -35,14 +35,14 @@ static void *rivet_rdm_thread_main(void *arg)
 	for (;;) {
 		if (ibv_req_notify_cq(ep->ibv_cq, 0))
 			RIVET_WARN(EP_DATA, "ibv_req_notify_cq failed\n");
-		rivet_rdm_ep_progress(ep);
+		ep->psrc.progress(&ep->psrc);
 		if (poll(fds, 3, RIVET_RDM_THREAD_SLEEP_MS) < 0 &&
 		    errno != EINTR)
 			break;
 		if (fds[0].revents)
 			break;
 		if (fds[2].revents)
-			rivet_rdm_ep_progress_cm(ep);
+			ep->psrc.progress_cm(&ep->psrc);
 		rivet_rdm_thread_ack(ep);
 	}
 	return NULL;

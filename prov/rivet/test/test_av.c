@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the address vector: rivet_av_addr.c's pure helpers, and
- * rivet_av.c on a stand-in domain, with the EQ and the RDM endpoint
- * replaced by the recording stubs below.
+ * rivet_av.c on a stand-in domain, with the EQ replaced by a recording
+ * stub and the bound endpoints by recording listeners.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <criterion/criterion.h>
 
-#include "rivet_rdm.h"
+#include "rivet_av.h"
 
 /* ---- stand-ins for what rivet_av.c calls outside the pure sources ---- */
 
@@ -16,7 +16,7 @@
 static struct rivet_eq_event *g_events[AVT_MAX_EVENTS];
 static size_t g_nevents;
 static struct {
-	struct rivet_rdm_ep *ep;
+	struct rivet_av_listener *ep;
 	fi_addr_t addr;
 } g_removed[64];
 static size_t g_nremoved;
@@ -28,8 +28,7 @@ __attribute__((weak)) void rivet_eq_push(struct rivet_eq *eq,
 	g_events[g_nevents++] = ev;
 }
 
-__attribute__((weak)) void rivet_rdm_ep_addr_removed(struct rivet_rdm_ep *ep,
-						     fi_addr_t addr)
+static void avt_removed(struct rivet_av_listener *ep, fi_addr_t addr)
 {
 	cr_assert_lt(g_nremoved, 64);
 	g_removed[g_nremoved].ep = ep;
@@ -360,7 +359,8 @@ Test(av, remove_reuse_and_notify)
 		avt_in("10.0.0.1", 1), avt_in("10.0.0.2", 1),
 		avt_in("10.0.0.3", 1), avt_in("10.0.0.4", 1),
 	};
-	struct rivet_rdm_ep *ep1 = (void *)&g_removed, *ep2 = (void *)&g_events;
+	struct rivet_av_listener l1 = { avt_removed }, l2 = { avt_removed };
+	struct rivet_av_listener *ep1 = &l1, *ep2 = &l2;
 	fi_addr_t fa[4], rm[2] = { 2, 1 }, bad[2] = { 0, 7 };
 	size_t len = sizeof(a[0]);
 

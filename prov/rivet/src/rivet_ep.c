@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fi_endpoint, fi_endpoint2: the domain's ops table names these, and they
+ * open an endpoint of the info's type, so the domain knows none.
+ */
+#include "rivet.h"
+#include "rivet_rdm.h"
+
+int rivet_ep_open(struct fid_domain *domain, struct fi_info *info,
+		  struct fid_ep **ep_p, void *context)
+{
+	if (!info || !info->ep_attr)
+		return -FI_EINVAL;
+	switch (info->ep_attr->type) {
+	case FI_EP_MSG:
+		return rivet_msg_ep_open(domain, info, ep_p, context);
+	case FI_EP_RDM:
+		return rivet_rdm_ep_open(domain, info, ep_p, context);
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+int rivet_ep_open2(struct fid_domain *domain, struct fi_info *info,
+		   struct fid_ep **ep_p, uint64_t flags, void *context)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	return rivet_ep_open(domain, info, ep_p, context);
+}

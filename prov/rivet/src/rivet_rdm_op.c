@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RDM operations: the pool of tx ops (one per send, RMA or atomic in
+ * flight, bounded by tx_size) and their completion, and the completion
+ * and retirement of rx ops (posted receives).
+ */
+#include "rivet_rdm.h"
+
+/* A free tx op (progress first when there is none), or NULL: the send
+ * queue's depth is used up. */
+struct rivet_tx_op *rivet_tx_op_get(struct rivet_rdm_ep *ep)
+{
+	struct rivet_tx_op *op = ep->tx_free;
+
+	if (!op) {
+		rivet_rdm_progress_locked(ep);
+		op = ep->tx_free;
+	}
+	if (op)
+		LL_DELETE(ep->tx_free, op);
+	return op;
+}
+
+void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+		      int err, int prov_errno)
+{
+	struct rivet_cq_entry e = {
+		.op_context = op->context, .flags = op->cq_flags,
+		.err = err, .prov_errno = prov_errno, .src = FI_ADDR_NOTAVAIL,
+	};
+	struct rivet_conn *conn = op->counted ? op->conn : NULL;
+
+	if (op->atomic)
+		op->wr.count = 0;	/* its results are in already */
+	if (op->rma || op->atomic)
+		rivet_rma_complete(ep, op, &e);
+	else
+		rivet_rdm_complete(ep, true, &e, op->report);
+	rivet_rndv_release_op(ep, op);
+	op->rma = false;
+	op->atomic = false;
+	op->fenced = false;
+	op->counted = false;
+	op->state = RIVET_TX_FREE;
+	op->gen++;
+	LL_PREPEND(ep->tx_free, op);
+	if (conn)
+		rivet_conn_op_done(conn);
+}
+
+void rivet_rx_fill_comp(struct rivet_rx_op *rx, struct rivet_conn *conn,
+			const struct rivet_wire_hdr *hdr, size_t len,
+			struct rivet_cq_entry *e)
+{
+	*e = (struct rivet_cq_entry) {
+		.op_context = rx->context, .flags = rx->cq_flags, .len = len,
+		.tag = hdr->tag, .src = conn ? rivet_conn_src(conn) :
+					       FI_ADDR_NOTAVAIL,
+	};
+	if (hdr->flags & RIVET_WF_CQ_DATA) {
+		e->flags |= FI_REMOTE_CQ_DATA;
+		e->data = hdr->data;
+	}
+	if (!(rx->cq_flags & FI_TAGGED))
+		e->tag = 0;
+}
+
+void rivet_rx_retire(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
+{
+	if (rx->posted) {
+		rivet_match_recv_remove(rivet_rdm_match(ep, rx->cq_flags &
+							FI_TAGGED), &rx->me);
+		rx->posted = false;
+	}
+	rx->released = true;
+	if (!rx->inflight)
+		rivet_rx_op_free(ep, rx);
+}
+
+/* Receive operations are kept on a free list (a malloc and a free per
+ * receive cost more than the rest of an eager receive). */
+void rivet_rx_op_free(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
+{
+	ep->rx_ops_used--;
+	rx->next = ep->rx_free;
+	ep->rx_free = rx;
+}
+
+size_t rivet_rx_target(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
+		       size_t msg_len, struct iovec *iov, void **desc)
+{
+	size_t cap, i;
+
+	if (!rx->multi) {	/* a few entries: no memcpy calls */
+		for (i = 0; i < rx->count; i++) {
+			iov[i] = rx->iov[i];
+			desc[i] = rx->desc[i];
+		}
+		return rx->count;
+	}
+	cap = rx->len - rx->offset;
+	iov[0].iov_base = (uint8_t *)rx->iov[0].iov_base + rx->offset;
+	iov[0].iov_len = RIVET_MIN(cap, msg_len);
+	desc[0] = rx->desc[0];
+	rx->offset += iov[0].iov_len;
+	return 1;
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rendezvous's pure decisions (rivet_rndv_plan.c), driven without
+ * verbs: an RTS meeting its receive, the reads that move the message, the
+ * end at the receiver and its FIN, and a FIN at the sender.
+ */
+#include <criterion/criterion.h>
+
+#include "rivet_rdm.h"
+
+static struct rivet_wire_rts rt_rts(uint32_t nsegs, const uint32_t *lens)
+{
+	struct rivet_wire_rts rts = { .send_id = 7, .nsegs = nsegs };
+	uint32_t i;
+
+	for (i = 0; i < nsegs; i++)
+		rts.segs[i] = (struct rivet_wire_seg) {
+			.addr = 0x100000 * (i + 1), .rkey = 10 + i,
+			.len = lens[i],
+		};
+	return rts;
+}
+
+Test(rndv, rts_meets_its_receive)
+{
+	uint32_t lens[2] = { 100, 50 };
+	struct rivet_wire_rts rts = rt_rts(2, lens);
+	uint64_t olen = 0;
+	int perr = 0;
+
+	cr_expect_eq(rivet_rndv_rts_accept(&rts, 150, 150, &olen, &perr), 0);
+	cr_expect_eq(rivet_rndv_rts_accept(&rts, 150, 4096, &olen, &perr),
+		     0);
+	cr_expect_eq(olen, 0);
+	cr_expect_eq(rivet_rndv_rts_accept(&rts, 150, 120, &olen, &perr),
+		     FI_ETRUNC);
+	cr_expect_eq(olen, 30);
+	cr_expect_eq(perr, 0);
+	/* segments that do not add up: a protocol error, not a truncation */
+	cr_expect_eq(rivet_rndv_rts_accept(&rts, 151, 10, &olen, &perr),
+		     FI_EIO);
+	cr_expect_eq(perr, RIVET_PERR_PROTO);
+}
+
+/* Local iovs {40, 60, 50}, remote segments {100, 50}: the reads follow
+ * both boundaries. */
+Test(rndv, reads_follow_both_boundaries)
+{
+	static uint8_t a[40], b[60], c[50];
+	struct iovec iov[3] = { { a, 40 }, { b, 60 }, { c, 50 } };
+	uint32_t lkeys[3] = { 1, 2, 3 }, lens[2] = { 100, 50 };
+	struct rivet_wire_rts rts = rt_rts(2, lens);
+	struct ibv_send_wr wrs[16];
+	struct ibv_sge sges[16];
+	size_t n;
+
+	n = rivet_rndv_plan(iov, 3, lkeys, &rts, 150, 1 << 30, 99, wrs, sges,
+			    16);
+	cr_assert_eq(n, 3);
+	cr_expect_eq(sges[0].addr, (uintptr_t)a);
+	cr_expect_eq(sges[0].length, 40);
+	cr_expect_eq(sges[0].lkey, 1);
+	cr_expect_eq(wrs[0].wr.rdma.remote_addr, 0x100000);
+	cr_expect_eq(wrs[0].wr.rdma.rkey, 10);
+	cr_expect_eq(sges[1].length, 60);
+	cr_expect_eq(wrs[1].wr.rdma.remote_addr, 0x100000 + 40);
+	cr_expect_eq(sges[2].addr, (uintptr_t)c);
+	cr_expect_eq(sges[2].length, 50);
+	cr_expect_eq(wrs[2].wr.rdma.remote_addr, 0x200000);
+	cr_expect_eq(wrs[2].wr.rdma.rkey, 11);
+	cr_expect_eq(wrs[2].wr_id, 99);
+	cr_expect_eq(wrs[2].opcode, IBV_WR_RDMA_READ);
+	cr_expect(wrs[2].send_flags & IBV_SEND_SIGNALED);
+	cr_expect_eq(wrs[2].sg_list, &sges[2]);
+}
+
+Test(rndv, reads_are_chunked_and_bounded)
+{
+	static uint8_t buf[1000];
+	struct iovec iov[1] = { { buf, sizeof(buf) } };
+	uint32_t lkeys[1] = { 5 }, lens[1] = { 1000 };
+	struct rivet_wire_rts rts = rt_rts(1, lens);
+	struct ibv_send_wr wrs[16];
+	struct ibv_sge sges[16];
+	size_t n, i, sum = 0;
+
+	n = rivet_rndv_plan(iov, 1, lkeys, &rts, 1000, 300, 0, wrs, sges, 16);
+	cr_assert_eq(n, 4);			/* 300 300 300 100 */
+	for (i = 0; i < n; i++) {
+		cr_expect_eq(wrs[i].wr.rdma.remote_addr, 0x100000 + sum);
+		cr_expect_eq(sges[i].addr, (uintptr_t)buf + sum);
+		sum += sges[i].length;
+	}
+	cr_expect_eq(sges[3].length, 100);
+	cr_expect_eq(sum, 1000);
+	/* no more reads than the caller has room for */
+	cr_expect_eq(rivet_rndv_plan(iov, 1, lkeys, &rts, 1000, 100, 0, wrs,
+				     sges, 3), 3);
+}
+
+/* A truncated message: only the bytes that fit are read. */
+Test(rndv, truncated_reads_stop_at_the_receive)
+{
+	static uint8_t buf[64];
+	struct iovec iov[1] = { { buf, sizeof(buf) } };
+	uint32_t lkeys[1] = { 5 }, lens[2] = { 50, 50 };
+	struct rivet_wire_rts rts = rt_rts(2, lens);
+	struct ibv_send_wr wrs[16];
+	struct ibv_sge sges[16];
+
+	cr_assert_eq(rivet_rndv_plan(iov, 1, lkeys, &rts, 64, 1 << 30, 0,
+				     wrs, sges, 16), 2);
+	cr_expect_eq(sges[0].length, 50);
+	cr_expect_eq(sges[1].length, 14);
+	cr_expect_eq(wrs[1].wr.rdma.remote_addr, 0x200000);
+	/* nothing to read (a bad RTS's segments are dropped): no reads */
+	rts.nsegs = 0;
+	cr_expect_eq(rivet_rndv_plan(iov, 1, lkeys, &rts, 64, 1 << 30, 0,
+				     wrs, sges, 16), 0);
+}
+
+Test(rndv, the_end_at_the_receiver)
+{
+	struct rivet_cq_entry e = { .len = 100 };
+
+	cr_expect_eq(rivet_rndv_outcome(0, 0, &e), 0);
+	cr_expect_eq(e.err, 0);
+	cr_expect_eq(e.len, 100);
+	/* truncation: the receiver's error, the sender's success */
+	e = (struct rivet_cq_entry) { .len = 100, .olen = 20 };
+	cr_expect_eq(rivet_rndv_outcome(FI_ETRUNC, 0, &e), 0);
+	cr_expect_eq(e.err, FI_ETRUNC);
+	cr_expect_eq(e.len, 100);
+	cr_expect_eq(e.olen, 20);
+	/* a failed read: nothing placed can be told, the sender hears it */
+	e = (struct rivet_cq_entry) { .len = 100 };
+	cr_expect_eq(rivet_rndv_outcome(FI_EACCES, IBV_WC_REM_ACCESS_ERR,
+					&e), FI_EACCES);
+	cr_expect_eq(e.err, FI_EACCES);
+	cr_expect_eq(e.prov_errno, IBV_WC_REM_ACCESS_ERR);
+	cr_expect_eq(e.len, 0);
+	/* an error the completion already has stays */
+	e = (struct rivet_cq_entry) { .len = 8, .err = FI_ECANCELED,
+				      .prov_errno = RIVET_PERR_CANCELED };
+	cr_expect_eq(rivet_rndv_outcome(FI_EIO, RIVET_PERR_CONN, &e), FI_EIO);
+	cr_expect_eq(e.err, FI_ECANCELED);
+	cr_expect_eq(e.prov_errno, RIVET_PERR_CANCELED);
+}
+
+Test(rndv, a_fin_at_the_sender)
+{
+	static struct rivet_conn conn, other;
+	struct rivet_tx_op ops[4];
+	struct rivet_tx_op *op = NULL;
+	uint32_t i;
+
+	memset(ops, 0, sizeof(ops));
+	for (i = 0; i < 4; i++)
+		ops[i] = (struct rivet_tx_op) {
+			.index = i, .gen = 3, .rndv = true, .conn = &conn,
+			.state = RIVET_TX_WAIT_FIN,
+		};
+	cr_expect_eq(rivet_rndv_fin_verdict(ops, 4, &conn,
+					    rivet_wire_send_id(3, 2), &op),
+		     RIVET_FIN_DONE);
+	cr_expect_eq(op, &ops[2]);
+	ops[1].state = RIVET_TX_POSTED;	/* the FIN beat the send's WC */
+	cr_expect_eq(rivet_rndv_fin_verdict(ops, 4, &conn,
+					    rivet_wire_send_id(3, 1), &op),
+		     RIVET_FIN_EARLY);
+	ops[0].state = RIVET_TX_QUEUED;
+	cr_expect_eq(rivet_rndv_fin_verdict(ops, 4, &conn,
+					    rivet_wire_send_id(3, 0), &op),
+		     RIVET_FIN_IGNORE);
+	/* strays: past the pool, a reused slot, no rendezvous, another
+	 * connection */
+	cr_expect_eq(rivet_rndv_fin_verdict(ops, 4, &conn,
+					    rivet_wire_send_id(3, 4), &op),
+		     RIVET_FIN_STRAY);
+	cr_expect_eq(rivet_rndv_fin_verdict(ops, 4, &conn,
+					    rivet_wire_send_id(2, 3), &op),
+		     RIVET_FIN_STRAY);
+	ops[3].rndv = false;
+	cr_expect_eq(rivet_rndv_fin_verdict(ops, 4, &conn,
+					    rivet_wire_send_id(3, 3), &op),
+		     RIVET_FIN_STRAY);
+	cr_expect_eq(rivet_rndv_fin_verdict(ops, 4, &other,
+					    rivet_wire_send_id(3, 2), &op),
+		     RIVET_FIN_STRAY);
+}
