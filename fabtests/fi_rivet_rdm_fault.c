@@ -119,7 +119,7 @@ static void flt_opt(int op, const char *arg)
 	case 'F': g.fault_cmd = arg; break;
 	case 'U': g.undo_cmd = arg; break;
 	case 'r': g.restarted = true; break;
-	case 'T': g.secs = atoi(arg); break;
+	case 'L': g.secs = atoi(arg); break;
 	case 'b': g.bound_ms = atoi(arg); break;
 	default: break;
 	}
@@ -253,11 +253,24 @@ static void flt_peer(void)
 				 ft_verify(comp.buf, comp.len, seq) >= 0)
 				rep.bad++;
 		} else if ((comp.tag & ~FLT_SEQ_MASK) == FLT_TAG_QUIT) {
+			uint8_t name[FT_RDM_NAME_MAX];
+			fi_addr_t driver;
+
 			memcpy(&rep.expected, comp.buf, sizeof(rep.expected));
+			/* the driver's name: it published it at its start */
+			ret = ft_rdm_lookup(g.dir, "drive", name, sizeof(name),
+					    ft_opts.timeout_ms) <= 0 ? -FI_ENOENT
+			      : ft_rdm_av_insert(g.ep.av, name, &driver);
+			if (ret) {
+				ft_fail("fault_peer_report", "no driver: %s",
+					fi_strerror(-ret));
+				free(seen);
+				return;
+			}
 			memcpy(g.res.ptr, &rep, sizeof(rep));
 			ret = (int)FT_RDM_POST(fi_tsend(g.ep.ep, g.res.ptr,
 							sizeof(rep),
-							g.res.desc, comp.src,
+							g.res.desc, driver,
 							FLT_TAG_REPORT, &sctx));
 			if (!ret)
 				ret = ft_rdm_wait(g.ep.cq, &sctx, &comp,
@@ -635,6 +648,10 @@ static void flt_drive(void)
 
 	g.fetched = calloc(FLT_MAX_SEQ, 1);
 	g.npeers = lost ? 2 : 1;
+	if (ft_rdm_publish(g.dir, "drive", g.ep.name, g.ep.namelen)) {
+		ft_fail("fault_setup", "cannot publish the driver's name");
+		return;
+	}
 	for (i = 0; i < g.npeers; i++) {
 		g.peers[i].index = i + 1;
 		for (int s = 0; s < FLT_WINDOW; s++)
@@ -761,7 +778,7 @@ int main(int argc, char **argv)
 {
 	ft_opts.ep_type = FI_EP_RDM;
 	ft_opts.timeout_ms = FT_RDM_DEADLINE_MS;
-	ft_set_extra_opts("R:k:i:D:F:U:rT:b:",
+	ft_set_extra_opts("R:k:i:D:F:U:rL:b:",
 			  " -R ROLE    drive (default) or peer\n"
 			  " -k KIND    ok (default): nothing may fail; lost: "
 			  "peer 1 goes away\n"
@@ -773,7 +790,7 @@ int main(int argc, char **argv)
 			  " -U CMD     lost: what brings peer 1 back\n"
 			  " -r         lost: peer 1 comes back as a new "
 			  "process (fi_av_remove, fi_av_insert)\n"
-			  " -T SECS    how long to stream / to serve (default "
+			  " -L SECS    how long to stream / to serve (default "
 			  "10)\n"
 			  " -b MS      lost: bound on the errors after the "
 			  "fault (default 60000)\n", flt_opt);

@@ -98,7 +98,7 @@ fi_env() {
 # (in the background, logging to LOG), for sh -c.
 peer_cmd() {
 	local k=$1 i=$2 log=$3
-	printf 'nohup rivet-node %s env %s timeout -k 5 %s %q -p %q -e rdm -R peer -i %s -s %s -B %s -D %q -T %s >%q 2>&1 </dev/null &' \
+	printf 'nohup rivet-node %s env %s timeout -k 5 %s %q -p %q -e rdm -R peer -i %s -s %s -B %s -D %q -L %s >%q 2>&1 </dev/null &' \
 		"$k" "$(fi_env)" $((limit + 30)) "$fault" "$prov" "$i" "$(addr_of "$k")" \
 		"$pport" "$names" "$limit" "$log"
 }
@@ -140,7 +140,7 @@ case_stream() {
 		return
 	fi
 	eval "$(peer_cmd 1 1 "$logdir/$label.peer1.log")"
-	drive "$label" -k ok -T 8
+	drive "$label" -k ok -L 8
 	rc=$?
 	wait_peers
 	rivet-fault clear >>"$logdir/$label.fault.log" 2>&1
@@ -153,7 +153,7 @@ case_linkshort() {
 	t0=$SECONDS
 	rm -rf "$names" && mkdir -p "$names"
 	eval "$(peer_cmd 1 1 "$logdir/linkshort.peer1.log")"
-	drive linkshort -k ok -T 10 \
+	drive linkshort -k ok -L 10 \
 		-F "rivet-fault link down 1 && sleep 3 && rivet-fault link up 1"
 	rc=$?
 	wait_peers
@@ -168,7 +168,7 @@ case_linklong() {
 	rm -rf "$names" && mkdir -p "$names"
 	eval "$(peer_cmd 1 1 "$logdir/linklong.peer1.log")"
 	eval "$(peer_cmd 2 2 "$logdir/linklong.peer2.log")"
-	drive linklong -k lost -T 6 -b "$bound" -F "rivet-fault link down 1" \
+	drive linklong -k lost -L 6 -b "$bound" -F "rivet-fault link down 1" \
 		-U "rivet-fault link up 1"
 	rc=$?
 	wait_peers
@@ -190,7 +190,7 @@ case_crash() {
 		peer_cmd 1 1 "$logdir/crash.peer1.restarted.log"
 		echo
 	} >"$restart"
-	drive crash -k lost -T 6 -b "$bound" -F "rivet-fault crash 1" \
+	drive crash -k lost -L 6 -b "$bound" -F "rivet-fault crash 1" \
 		-U "bash $restart" -r
 	rc=$?
 	wait_peers
