@@ -435,7 +435,8 @@ static void flt_complete(struct flt_op *op, const struct ft_comp *comp,
 	default:
 		p->atomics_ok++;
 		memcpy(&v, flt_resbuf(p, op->slot), sizeof(v));
-		if (v >= FLT_MAX_SEQ || g.fetched[v]++) {
+		if (v >= FLT_MAX_SEQ ||
+		    g.fetched[(size_t)(p - g.peers) * FLT_MAX_SEQ + v]++) {
 			ft_info("fetch-add on peer %d returned %lu twice or "
 				"out of range", p->index, (unsigned long)v);
 			*bad = true;
@@ -646,7 +647,7 @@ static void flt_drive(void)
 	int i, ret, fault_status = -1, qp0 = -1, mr0 = -1, qp1, mr1;
 	pid_t fault = 0, undo;
 
-	g.fetched = calloc(FLT_MAX_SEQ, 1);
+	g.fetched = calloc(2 * FLT_MAX_SEQ, 1);	/* per peer */
 	g.npeers = lost ? 2 : 1;
 	if (ft_rdm_publish(g.dir, "drive", g.ep.name, g.ep.namelen)) {
 		ft_fail("fault_setup", "cannot publish the driver's name");
@@ -695,13 +696,14 @@ static void flt_drive(void)
 			 "%lu errors, first: %s",
 			 (unsigned long)g.peers[0].errors,
 			 g.peers[0].first_errstr);
-		flt_quit(&g.peers[0], "fault_exactly_once", true);
+		/* the counter first: the peer leaves once it reported */
 		ret = flt_counter(&g.peers[0], &counter);
 		ft_check(!ret && counter == g.peers[0].atomics_ok,
 			 "fault_atomic_total", "counter %lu after %lu "
 			 "fetch-adds (%s)", (unsigned long)counter,
 			 (unsigned long)g.peers[0].atomics_ok,
 			 fi_strerror(-ret));
+		flt_quit(&g.peers[0], "fault_exactly_once", true);
 		return;
 	}
 
