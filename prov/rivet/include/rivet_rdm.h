@@ -34,20 +34,6 @@ enum rivet_wr_kind {
 	RIVET_WR_CTRL,		/* an internal send (FIN) */
 	RIVET_WR_READ,		/* a rendezvous RDMA read */
 	RIVET_WR_INJ,		/* an inject of the short path */
-	RIVET_WR_PROBE,		/* a connection's liveness probe */
-};
-
-/* A zero-byte RDMA READ that a connection posts while operations wait for
- * the peer's answer (a FIN, an atomic's result) and nothing else of its
- * is on the wire: the peer's NIC must answer it, so a dead peer or link
- * fails it, and the connection with it, within the transport's retry
- * budget (FI_RIVET_ACK_TIMEOUT, FI_RIVET_RETRY_COUNT). */
-#define RIVET_PROBE_INTERVAL_NS (1000ull * 1000 * 1000)
-struct rivet_probe_wr {
-	uint8_t kind;			/* RIVET_WR_PROBE */
-	bool out;			/* posted, not completed */
-	uint64_t last_ns;		/* when it was last posted */
-	struct rivet_conn *conn;
 };
 
 /* A pre-registered buffer: SRQ receive slot or FIN staging. */
@@ -98,7 +84,6 @@ struct rivet_conn {
 	struct rivet_inj_wr inj_wr[2];	/* their wr_ids: [tagged] */
 	bool flushing;			/* rivet_conn_flush is running */
 	struct rivet_tx_op *wait_fin;	/* utlist: RTS sent, FIN pending */
-	struct rivet_probe_wr probe;
 	struct rivet_ctrl *deferred;	/* utlist: reads/FINs waiting for room
 					 * (sets ep->any_deferred) */
 };
@@ -253,7 +238,6 @@ struct rivet_rdm_ep {
 	/* verbs resources */
 	struct rdma_event_channel *cm_channel;
 	unsigned int progress_passes;	/* see rivet_rdm_progress_locked */
-	uint64_t probe_scan_ns;		/* last look for connections to probe */
 	unsigned int nconnecting;	/* connections being set up */
 	bool any_deferred;	/* some connection has deferred work */
 	struct rdma_cm_id *listen_id;

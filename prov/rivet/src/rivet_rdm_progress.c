@@ -185,49 +185,6 @@ static void rivet_rdm_wc_ctrl(struct rivet_rdm_ep *ep,
 		rivet_conn_fail(buf->conn, FI_ECONNABORTED);
 }
 
-/* A probe's answer: the peer's NIC is there; or the connection failed. */
-static void rivet_rdm_wc_probe(struct rivet_probe_wr *p,
-			       const struct ibv_wc *wc)
-{
-	p->out = false;
-	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR) {
-		RIVET_INFO(EP_DATA, "connection %u: the peer does not answer "
-			   "(%s)\n", p->conn->idx,
-			   ibv_wc_status_str(wc->status));
-		rivet_conn_fail(p->conn, rivet_wc_status_to_fi(wc->status));
-	}
-}
-
-/* Probes every connection whose operations wait for the peer's answer,
- * at most once per RIVET_PROBE_INTERVAL_NS each (see rivet_probe_wr);
- * looked at with the CM channel, so never on a busy fast path. */
-static void rivet_rdm_probe_conns(struct rivet_rdm_ep *ep)
-{
-	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_READ,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	uint64_t now = rivet_now_ns();
-	struct rivet_conn *conn;
-	size_t i;
-
-	if (now - ep->probe_scan_ns < RIVET_PROBE_INTERVAL_NS / 4)
-		return;
-	ep->probe_scan_ns = now;
-	for (i = 0; i < ep->nconns; i++) {
-		conn = ep->conns[i];
-		if (conn->state != RIVET_CONN_UP || !conn->wait_fin ||
-		    conn->probe.out ||
-		    now - conn->probe.last_ns < RIVET_PROBE_INTERVAL_NS)
-			continue;
-		conn->probe.kind = RIVET_WR_PROBE;
-		conn->probe.conn = conn;
-		wr.wr_id = (uintptr_t)&conn->probe;
-		if (ibv_post_send(conn->qp, &wr, &bad))
-			continue;	/* no room now: the next scan */
-		conn->probe.out = true;
-		conn->probe.last_ns = now;
-	}
-}
-
 static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 {
 	void *p = (void *)(uintptr_t)wc->wr_id;
@@ -257,9 +214,6 @@ static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 	case RIVET_WR_READ:
 		ep->ctrl_free++;
 		rivet_rndv_read_done(ep, p, wc->status);
-		break;
-	case RIVET_WR_PROBE:
-		rivet_rdm_wc_probe(p, wc);
 		break;
 	default:
 		RIVET_WARN(EP_DATA, "unknown work completion 0x%" PRIx64 "\n",
@@ -318,10 +272,8 @@ int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
 			break;
 	}
 	ep->progress_passes = before + (total ? 1 : 16);
-	if ((before ^ ep->progress_passes) & (ep->nconnecting ? ~3u : ~1023u)) {
+	if ((before ^ ep->progress_passes) & (ep->nconnecting ? ~3u : ~1023u))
 		rivet_rdm_progress_cm(ep);
-		rivet_rdm_probe_conns(ep);
-	}
 	rivet_rdm_retry_all(ep);
 	return total;
 }
