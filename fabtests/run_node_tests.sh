@@ -9,6 +9,8 @@ usage() {
 Usage: $0 [-b BINDIR] [-o LOGDIR] [-t SECS] [-B MS] [-x CASE]... PROV
 
 Runs, from node0, against provider PROV (rivet):
+  mpi        Open MPI (mtl ofi on PROV): a checked ping-pong, one rank on
+             node0, one on node1
   suite      fabtests/run_rdm_tests.sh -r 1: messages and tagged over sizes
              up to 1 MiB with data checked, rendezvous, RMA, atomics with
              counters and FI_RMA_EVENT, the 8-process mesh, Open MPI two-
@@ -38,6 +40,7 @@ then "N passed, M failed"; exits non-zero on any failure.
   -t SECS    time limit per case (default 300)
   -B MS      bound on the errors after a lost peer (default 30000)
   -x CASE    skip a case (repeatable)
+  -X STEP    skip a step of run_rdm_tests.sh in suite (repeatable)
 EOF
 }
 
@@ -46,13 +49,16 @@ logdir=
 limit=300
 bound=30000
 skip=" "
-while getopts "b:o:t:B:x:h" op; do
+# the steps of run_rdm_tests.sh that suite skips (-X adds more)
+suite_skip="-x rdm_auto -x tclass -x offset -x multi -x harden -x rawpeer -x kill -x mrcache"
+while getopts "b:o:t:B:x:X:h" op; do
 	case $op in
 	b) bindir=$OPTARG ;;
 	o) logdir=$OPTARG ;;
 	t) limit=$OPTARG ;;
 	B) bound=$OPTARG ;;
 	x) skip="$skip$OPTARG " ;;
+	X) suite_skip="$suite_skip -x $OPTARG" ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -103,6 +109,10 @@ peer_cmd() {
 		"$pport" "$names" "$limit" "$log"
 }
 
+# A port of its own for each case's peers: a peer left over from a failed
+# case (it serves until its time is up) never blocks the next one.
+next_port() { pport=$((pport + 1)); }
+
 # drive LABEL ARGS...: the driver here; status of the driver
 drive() {
 	local label=$1
@@ -134,6 +144,7 @@ case_stream() {
 	shift
 	t0=$SECONDS
 	rm -rf "$names" && mkdir -p "$names"
+	next_port
 	if [ $# -gt 0 ] && ! rivet-fault "$@" >"$logdir/$label.fault.log" 2>&1; then
 		fail "$label" "rivet-fault $* failed: $(tail -n 1 "$logdir/$label.fault.log")"
 		rivet-fault clear >/dev/null 2>&1
@@ -152,6 +163,7 @@ case_linkshort() {
 	local rc
 	t0=$SECONDS
 	rm -rf "$names" && mkdir -p "$names"
+	next_port
 	eval "$(peer_cmd 1 1 "$logdir/linkshort.peer1.log")"
 	drive linkshort -k ok -L 10 \
 		-F "rivet-fault link down 1 && sleep 3 && rivet-fault link up 1"
@@ -166,6 +178,7 @@ case_linklong() {
 	local rc
 	t0=$SECONDS
 	rm -rf "$names" && mkdir -p "$names"
+	next_port
 	eval "$(peer_cmd 1 1 "$logdir/linklong.peer1.log")"
 	eval "$(peer_cmd 2 2 "$logdir/linklong.peer2.log")"
 	drive linklong -k lost -L 6 -b "$bound" -F "rivet-fault link down 1" \
@@ -180,6 +193,7 @@ case_crash() {
 	local rc restart=$logdir/crash.restart.sh
 	t0=$SECONDS
 	rm -rf "$names" && mkdir -p "$names"
+	next_port
 	eval "$(peer_cmd 1 1 "$logdir/crash.peer1.log")"
 	eval "$(peer_cmd 2 2 "$logdir/crash.peer2.log")"
 	{
@@ -197,18 +211,24 @@ case_crash() {
 	verdict crash "$rc"
 }
 
+# The MPI latency program: prebuilt, or built here.
+mpi_lat() {
+	local p=$bindir/mpi/mpi_rivet_lat
+	if [ ! -x "$p" ]; then
+		mkdir -p "$logdir/mpi"
+		p=$logdir/mpi/mpi_rivet_lat
+		[ -x "$p" ] || mpicc -O2 -o "$p" "$bindir/mpi/mpi_rivet_lat.c" \
+			>"$logdir/mpi/build.log" 2>&1 || return 1
+	fi
+	echo "$p"
+}
+
 # mpirun over node0 and node2 with rivet's mtl; node2 crashes 20 s in:
 # mpirun must end (non-zero) by itself well before the case's limit.
 case_mpicrash() {
 	local p log=$logdir/mpicrash.log mpid rc xenv=() v start
 	t0=$SECONDS
-	p=$bindir/mpi/mpi_rivet_lat
-	if [ ! -x "$p" ]; then
-		mkdir -p "$logdir/mpi"
-		p=$logdir/mpi/mpi_rivet_lat
-		mpicc -O2 -o "$p" "$bindir/mpi/mpi_rivet_lat.c" >"$log" 2>&1 ||
-			{ fail mpicrash "mpicc failed (log: $log)"; return; }
-	fi
+	p=$(mpi_lat) || { fail mpicrash "mpicc failed"; return; }
 	for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\)=.*/\1/p'); do
 		xenv+=(-x "$v")
 	done
@@ -236,11 +256,30 @@ case_mpicrash() {
 	fi
 }
 
+# MPI two-sided across nodes: Open MPI's mtl ofi on PROV, one rank on
+# node0 and one on node1, a checked ping-pong.
+case_mpi() {
+	local p log=$logdir/mpi.log xenv=() v
+	t0=$SECONDS
+	p=$(mpi_lat) || { fail mpi "mpicc failed (log: $log)"; return; }
+	for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\)=.*/\1/p'); do
+		xenv+=(-x "$v")
+	done
+	if timeout -k 10 "$limit" mpirun -H node0:1,node1:1 -np 2 --mca pml cm \
+		--mca mtl ofi --mca mtl_ofi_provider_include "$prov" \
+		--mca btl self "${xenv[@]}" "$p" 200 8 >"$log" 2>&1 &&
+		grep -q '^ok mpi_latency' "$log"; then
+		pass "mpi (mpi_rivet_lat, node0 and node1)"
+	else
+		fail mpi "$(tail -n 1 "$log") (log: $log)"
+	fi
+}
+
 case_suite() {
 	t0=$SECONDS
+	# shellcheck disable=SC2086
 	if bash "$bindir/run_rdm_tests.sh" -r 1 -b "$bindir" -o "$logdir/suite" \
-		-S all -M 1m -x rdm_auto -x tclass -x offset -x multi -x harden \
-		-x rawpeer -x kill "$prov" >"$logdir/suite.log" 2>&1; then
+		-S all -M 1m $suite_skip "$prov" >"$logdir/suite.log" 2>&1; then
 		sed 's/^/    /' "$logdir/suite.log" | grep -E '^    (ok|FAIL)'
 		pass suite
 	else
@@ -253,6 +292,7 @@ echo "# provider $prov, $nodes nodes, logs in $logdir"
 [ "$nodes" -ge 3 ] || echo "# fewer than 3 nodes: linklong, crash and mpicrash need node2"
 rivet-fault clear >/dev/null 2>&1
 skipped suite || case_suite
+skipped mpi || case_mpi
 skipped clean || case_stream clean
 skipped loss1 || case_stream loss1 loss 1
 skipped loss5 || case_stream loss5 loss 5
