@@ -12,7 +12,7 @@ Runs, from node0, against provider PROV (rivet):
   mpi        Open MPI (mtl ofi on PROV): a checked ping-pong, one rank on
              node0, one on node1
   suite      fabtests/run_rdm_tests.sh -r 1: messages and tagged over sizes
-             up to 1 MiB with data checked, rendezvous, RMA, atomics with
+             up to 256 KiB with data checked, rendezvous, RMA, atomics with
              counters and FI_RMA_EVENT, the 8-process mesh, Open MPI two-
              and one-sided, fi_pingpong -e rdm and -e msg, between node0
              and node1
@@ -279,7 +279,7 @@ case_suite() {
 	t0=$SECONDS
 	# shellcheck disable=SC2086
 	if bash "$bindir/run_rdm_tests.sh" -r 1 -b "$bindir" -o "$logdir/suite" \
-		-S all -M 1m $suite_skip "$prov" >"$logdir/suite.log" 2>&1; then
+		-t 600 -S all -M 256k $suite_skip "$prov" >"$logdir/suite.log" 2>&1; then
 		sed 's/^/    /' "$logdir/suite.log" | grep -E '^    (ok|FAIL)'
 		pass suite
 	else
