@@ -246,12 +246,19 @@ static void flt_peer(void)
 		if ((comp.tag & ~FLT_SEQ_MASK) == FLT_TAG_DATA) {
 			uint32_t seq = (uint32_t)(comp.tag & FLT_SEQ_MASK);
 
+			ssize_t off = -1;
+
 			rep.received++;
-			if (seq >= FLT_MAX_SEQ || seen[seq]++)
+			if (seq >= FLT_MAX_SEQ || seen[seq]++) {
 				rep.dup++;
-			else if (comp.len != g_lens[seq % FLT_NLENS] ||
-				 ft_verify(comp.buf, comp.len, seq) >= 0)
+			} else if (comp.len != g_lens[seq % FLT_NLENS] ||
+				   (off = ft_verify(comp.buf, comp.len,
+						    seq)) >= 0) {
 				rep.bad++;
+				ft_info("message %u: %zu bytes (%zu sent), "
+					"first wrong byte at %zd", seq,
+					comp.len, g_lens[seq % FLT_NLENS], off);
+			}
 		} else if ((comp.tag & ~FLT_SEQ_MASK) == FLT_TAG_QUIT) {
 			uint8_t name[FT_RDM_NAME_MAX];
 			fi_addr_t driver;

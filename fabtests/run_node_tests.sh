@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # rivet across nodes and under network faults: for node0 of
-# contrib/vm/rivet-vm -N 3 (rivet-node, rivet-fault).
+# contrib/vm/rivet-vm -N 2 or more (rivet-node, rivet-fault).
 set -u
 
 usage() {
@@ -24,13 +24,16 @@ Runs, from node0, against provider PROV (rivet):
              reorder 10, dup 5 (each its own run)
   linkshort  node1's link down for 3 s mid-stream: everything completes
   linklong   node1's link down until its operations fail (within -B ms),
-             while node2 is served; link up, and node1 is reached again
-  crash      node1 crashes mid-stream: errors within -B ms, node2 served,
-             node1's QPs and regions released; node1 boots again and a
-             restarted peer at the same address is reached after
-             fi_av_remove + fi_av_insert
-  mpicrash   an Open MPI job on node0 and node2; node2 crashes: mpirun
-             must end with an error by itself
+             rendezvous sends waiting for their FIN and atomics waiting
+             for their result among them, while a second peer (on node2,
+             or on node0 with two nodes) is served; link up, and node1 is
+             reached again
+  crash      node1 crashes mid-stream: errors within -B ms, the second
+             peer served, node1's QPs and regions released; node1 boots
+             again and a restarted peer at the same address is reached
+             after fi_av_remove + fi_av_insert
+  mpicrash   an Open MPI job on node0 and the last node, which crashes:
+             mpirun must end with an error by itself
 Prints "ok CASE" or "FAIL CASE: why", the stream's throughput per fault,
 then "N passed, M failed"; exits non-zero on any failure.
 
@@ -68,10 +71,13 @@ shift $((OPTIND - 1))
 prov=$1
 logdir=${logdir:-${VM_OUT:-/tmp}/nodetests-${prov//;/_}}
 if ! command -v rivet-node >/dev/null || ! command -v rivet-fault >/dev/null; then
-	echo "$0: run me on node0 of contrib/vm/rivet-vm -N 3" >&2
+	echo "$0: run me on node0 of contrib/vm/rivet-vm -N 2 (or more)" >&2
 	exit 2
 fi
 nodes=$(rivet-node -n)
+# where the second peer of linklong and crash runs, and who mpicrash kills
+other=$(( nodes >= 3 ? 2 : 0 ))
+last=$((nodes - 1))
 mkdir -p "$logdir" || exit 2
 ulimit -l unlimited 2>/dev/null || true
 fault=$bindir/fi_rivet_rdm_fault
@@ -180,7 +186,7 @@ case_linklong() {
 	rm -rf "$names" && mkdir -p "$names"
 	next_port
 	eval "$(peer_cmd 1 1 "$logdir/linklong.peer1.log")"
-	eval "$(peer_cmd 2 2 "$logdir/linklong.peer2.log")"
+	eval "$(peer_cmd "$other" 2 "$logdir/linklong.peer2.log")"
 	drive linklong -k lost -L 6 -b "$bound" -F "rivet-fault link down 1" \
 		-U "rivet-fault link up 1"
 	rc=$?
@@ -195,7 +201,7 @@ case_crash() {
 	rm -rf "$names" && mkdir -p "$names"
 	next_port
 	eval "$(peer_cmd 1 1 "$logdir/crash.peer1.log")"
-	eval "$(peer_cmd 2 2 "$logdir/crash.peer2.log")"
+	eval "$(peer_cmd "$other" 2 "$logdir/crash.peer2.log")"
 	{
 		echo 'set -e'
 		echo 'rivet-fault boot 1'
@@ -223,7 +229,8 @@ mpi_lat() {
 	echo "$p"
 }
 
-# mpirun over node0 and node2 with rivet's mtl; node2 crashes 20 s in:
+# mpirun over node0 and the last node with rivet's mtl; that node crashes
+# 20 s in:
 # mpirun must end (non-zero) by itself well before the case's limit.
 case_mpicrash() {
 	local p log=$logdir/mpicrash.log mpid rc xenv=() v start
@@ -233,7 +240,7 @@ case_mpicrash() {
 		xenv+=(-x "$v")
 	done
 	start=$SECONDS
-	timeout -k 10 "$limit" mpirun -H node0:1,node2:1 -np 2 --mca pml cm \
+	timeout -k 10 "$limit" mpirun -H "node0:1,node$last:1" -np 2 --mca pml cm \
 		--mca mtl ofi --mca mtl_ofi_provider_include "$prov" \
 		--mca btl self "${xenv[@]}" "$p" 100000000 8 >>"$log" 2>&1 &
 	mpid=$!
@@ -243,7 +250,7 @@ case_mpicrash() {
 		fail mpicrash "the job ended before the crash (status $?, log: $log)"
 		return
 	fi
-	rivet-fault crash 2 >>"$log" 2>&1
+	rivet-fault crash "$last" >>"$log" 2>&1
 	wait "$mpid"
 	rc=$?
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
@@ -289,7 +296,6 @@ case_suite() {
 }
 
 echo "# provider $prov, $nodes nodes, logs in $logdir"
-[ "$nodes" -ge 3 ] || echo "# fewer than 3 nodes: linklong, crash and mpicrash need node2"
 rivet-fault clear >/dev/null 2>&1
 skipped suite || case_suite
 skipped mpi || case_mpi
@@ -300,11 +306,9 @@ skipped delay5 || case_stream delay5 delay 5
 skipped reorder10 || case_stream reorder10 reorder 10
 skipped dup5 || case_stream dup5 dup 5
 skipped linkshort || case_linkshort
-if [ "$nodes" -ge 3 ]; then
-	skipped linklong || case_linklong
-	skipped crash || case_crash
-	skipped mpicrash || case_mpicrash
-fi
+skipped linklong || case_linklong
+skipped crash || case_crash
+skipped mpicrash || case_mpicrash
 echo "# stream throughput node0 -> node1 (MB/s), by fault:"
 for r in "${rates[@]}"; do echo "#   $r"; done
 echo "$passed passed, $failed failed"

@@ -94,6 +94,7 @@ struct rivet_params {
 	size_t poll_yield_usec;	/* RIVET_POLL_YIELD_AUTO: by device kind */
 	size_t ack_timeout;	/* 0: rdma_cm's; else 4.096 us * 2^N */
 	size_t retry_count;	/* transport retries of an RC QP, 0..7 */
+	size_t probe_ms;	/* RDM liveness probes; 0: none */
 	size_t mr_cache_max_count;	/* 0: no registration cache */
 	size_t mr_cache_max_size;
 	char *mr_cache_monitor;		/* "userfaultfd" or "disabled" */

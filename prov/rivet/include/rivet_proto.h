@@ -20,6 +20,8 @@ enum rivet_wire_op {
 	RIVET_OP_ATOMIC = 4,	/* header + rivet_wire_atomic + operands */
 	RIVET_OP_ATOMIC_RESP = 5, /* header + rivet_wire_atomic_resp + data */
 	RIVET_OP_RMA_EVENT = 6,	/* header + rivet_wire_rma_event */
+	RIVET_OP_PING = 7,	/* header only: a liveness probe, dropped on
+				 * arrival (the NIC's ACK is the answer) */
 };
 
 enum rivet_wire_flags {

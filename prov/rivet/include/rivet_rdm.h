@@ -84,6 +84,9 @@ struct rivet_conn {
 	struct rivet_inj_wr inj_wr[2];	/* their wr_ids: [tagged] */
 	bool flushing;			/* rivet_conn_flush is running */
 	struct rivet_tx_op *wait_fin;	/* utlist: RTS sent, FIN pending */
+	uint64_t probe_ms;		/* wait_fin seen (probe_armed), or the
+					 * last probe sent */
+	bool probe_armed;
 	struct rivet_ctrl *deferred;	/* utlist: reads/FINs waiting for room
 					 * (sets ep->any_deferred) */
 };
@@ -306,6 +309,7 @@ int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
 		   struct rivet_conn **conn_p);
 void rivet_conn_handle_cm(struct rivet_rdm_ep *ep, struct rdma_cm_event *cm);
 void rivet_conn_fail(struct rivet_conn *conn, int err);
+void rivet_conn_probe_all(struct rivet_rdm_ep *ep);
 /* Posts op on its connection now, or queues it: while the connection
  * comes up, behind queued operations, and (FI_FENCE) until every earlier
  * operation to the peer is done.  rivet_conn_flush posts what may go. */

@@ -5,6 +5,7 @@
  * cleanly when the peer goes away.
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include "rivet_rdm.h"
 
@@ -311,6 +312,54 @@ void rivet_conn_fail(struct rivet_conn *conn, int err)
 		rdma_disconnect(conn->id);
 	rivet_conn_fail_ops(conn, err);
 	rivet_rndv_retry_deferred(conn);	/* fails the deferred reads */
+}
+
+/* ---- liveness ---- */
+
+static uint64_t rivet_conn_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* An operation waiting for the peer's answer (wait_fin) has nothing on
+ * the wire: if the peer's node died or its link stays down, no work
+ * completion would ever fail it.  A connection seen with such waiters
+ * for probe_ms gets an empty message (RIVET_OP_PING) every probe_ms: the
+ * peer's NIC acknowledges it, or it runs out of retries and its error
+ * completion fails the connection and its waiters (rivet_rdm_wc_ctrl).
+ * Run with the rdma_cm check, off the fast path. */
+void rivet_conn_probe_all(struct rivet_rdm_ep *ep)
+{
+	struct rivet_wire_hdr ping = {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_PING,
+	};
+	struct rivet_conn *conn;
+	uint64_t now = 0;
+	size_t i;
+
+	if (!g_rivet_params.probe_ms)
+		return;
+	for (i = 0; i < ep->nconns; i++) {
+		conn = ep->conns[i];
+		if (!conn->wait_fin || conn->state != RIVET_CONN_UP) {
+			conn->probe_armed = false;
+			continue;
+		}
+		if (!now)
+			now = rivet_conn_now_ms();
+		if (!conn->probe_armed) {
+			conn->probe_armed = true;
+			conn->probe_ms = now;
+		} else if (now - conn->probe_ms >= g_rivet_params.probe_ms) {
+			conn->probe_ms = now;
+			RIVET_DBG(EP_CTRL, "connection %u: probing the peer\n",
+				  conn->idx);
+			(void)rivet_ctrl_send(conn, &ping, sizeof(ping));
+		}
+	}
 }
 
 void rivet_conn_destroy(struct rivet_conn *conn)

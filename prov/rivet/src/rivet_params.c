@@ -17,6 +17,7 @@ struct rivet_params g_rivet_params = {
 	.poll_yield_usec = RIVET_POLL_YIELD_AUTO,
 	.ack_timeout = 0,
 	.retry_count = 7,
+	.probe_ms = 1000,
 	.mr_cache_max_count = 1024,
 	.mr_cache_max_size = (size_t)1 << 30,
 	.mr_cache_monitor = NULL,
@@ -89,6 +90,12 @@ static const struct rivet_param_row g_param_rows[] = {
 	{ "retry_count", RIVET_P_SIZE, &g_rivet_params.retry_count,
 	  "RC connections: how many times a packet is sent again before its "
 	  "operation fails (IBV_WC_RETRY_EXC_ERR), 0..7 (default: 7)" },
+	{ "probe_ms", RIVET_P_SIZE, &g_rivet_params.probe_ms,
+	  "RDM: a connection on which operations have waited this long for "
+	  "the peer's answer (a rendezvous send for its FIN, an atomic for "
+	  "its result) is probed with an empty message every so often, so "
+	  "that a dead peer or link fails them as it fails operations on "
+	  "the wire; 0: never (default: 1000)" },
 };
 
 static const enum fi_param_type g_param_types[] = {

@@ -25,6 +25,8 @@ static size_t rivet_wire_body_len(const struct rivet_wire_hdr *hdr)
 		return sizeof(struct rivet_wire_atomic) + hdr->len;
 	case RIVET_OP_RMA_EVENT:
 		return sizeof(struct rivet_wire_rma_event);
+	case RIVET_OP_PING:
+		return 0;
 	case RIVET_OP_ATOMIC_RESP:
 		return hdr->len > sizeof(struct rivet_wire_atomic_resp) ?
 		       hdr->len : sizeof(struct rivet_wire_atomic_resp);

@@ -116,6 +116,8 @@ void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 	case RIVET_OP_RMA_EVENT:
 		rivet_rma_handle_event(ep, conn, hdr);
 		break;
+	case RIVET_OP_PING:
+		break;
 	default:
 		rivet_rndv_handle_fin(ep, conn, (const void *)body);
 		break;
@@ -272,8 +274,10 @@ int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
 			break;
 	}
 	ep->progress_passes = before + (total ? 1 : 16);
-	if ((before ^ ep->progress_passes) & (ep->nconnecting ? ~3u : ~1023u))
+	if ((before ^ ep->progress_passes) & (ep->nconnecting ? ~3u : ~1023u)) {
 		rivet_rdm_progress_cm(ep);
+		rivet_conn_probe_all(ep);
+	}
 	rivet_rdm_retry_all(ep);
 	return total;
 }

@@ -156,7 +156,11 @@ Test(wire, control_bodies_must_be_whole)
 		     0);
 	msg_hdr(0, 0);			/* op 0 is no op */
 	cr_expect_eq(rivet_wire_check(g_msg, h + 64), -FI_EINVAL);
-	msg_hdr(RIVET_OP_RMA_EVENT + 1, 0);
+	/* a liveness probe is a bare header */
+	msg_hdr(RIVET_OP_PING, 0);
+	cr_expect_eq(rivet_wire_check(g_msg, h), 0);
+	cr_expect_eq(rivet_wire_check(g_msg, h - 1), -FI_EINVAL);
+	msg_hdr(RIVET_OP_PING + 1, 0);
 	cr_expect_eq(rivet_wire_check(g_msg, h + 64), -FI_EINVAL);
 }
 
@@ -166,7 +170,7 @@ Test(wire, no_length_beyond_the_message)
 	size_t h = sizeof(struct rivet_wire_hdr);
 	uint8_t op;
 
-	for (op = RIVET_OP_EAGER; op <= RIVET_OP_RMA_EVENT; op++) {
+	for (op = RIVET_OP_EAGER; op <= RIVET_OP_PING; op++) {
 		if (op == RIVET_OP_RTS)	/* len is the message's there */
 			continue;
 		msg_hdr(op, 200);
