@@ -19,6 +19,7 @@
  *
  * Names go through files in -D DIR (shared by the nodes: $VM_OUT). */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -201,11 +202,64 @@ static int flt_lookup(struct flt_peer *p, int timeout_ms)
 
 /* ---- the peer ----------------------------------------------------------- */
 
+/* Which 1 KiB blocks of a message with wrong data differ, as ranges. */
+static void flt_wrong_blocks(const uint8_t *buf, size_t len, uint32_t seq)
+{
+	uint8_t *want = malloc(len);
+	size_t b, first = SIZE_MAX, n, blk = 1024;
+	char line[512] = "";
+	size_t used = 0;
+
+	if (!want)
+		return;
+	ft_fill(want, len, seq);
+	for (b = 0; b * blk <= len && used < sizeof(line) - 40; b++) {
+		n = len - b * blk < blk ? len - b * blk : blk;
+		bool bad = n && memcmp(buf + b * blk, want + b * blk, n);
+
+		if (bad && first == SIZE_MAX)
+			first = b;
+		if (!bad && first != SIZE_MAX) {
+			used += (size_t)snprintf(line + used, sizeof(line) - used,
+						 " [%zu, %zu)", first * blk,
+						 b * blk);
+			first = SIZE_MAX;
+		}
+	}
+	if (first != SIZE_MAX)
+		snprintf(line + used, sizeof(line) - used, " [%zu, %zu)",
+			 first * blk, len);
+	ft_info("message %u: wrong byte ranges:%s", seq, line);
+	free(want);
+}
+
+/* Whose data sits at the first wrong word of a message, if any seq's. */
+static void flt_wrong_whose(const uint8_t *buf, size_t len, uint32_t seq)
+{
+	ssize_t off = ft_verify(buf, len, seq);
+	uint64_t w, idx;
+	uint32_t s;
+
+	if (off < 0 || (size_t)(off | 7) >= len)
+		return;
+	idx = (uint64_t)off >> 3;
+	memcpy(&w, buf + idx * 8, 8);
+	for (s = 0; s < 65536; s++)
+		if (s != seq && ft_pattern_word(s, idx) == w) {
+			ft_info("message %u: at byte %" PRIu64 " the data of "
+				"message %u", seq, idx * 8, s);
+			return;
+		}
+	ft_info("message %u: at byte %" PRIu64 " no message's data", seq,
+		idx * 8);
+}
+
 static void flt_peer(void)
 {
 	static struct fi_context2 rctx[FLT_RX];
 	struct flt_report rep = { 0 };
 	uint8_t *seen = calloc(FLT_MAX_SEQ, 1);
+	int slot_seq[FLT_RX];
 	uint64_t end = ft_now_ms() + (uint64_t)g.secs * 1000;
 	struct fi_context2 sctx;
 	struct ft_comp comp;
@@ -218,6 +272,7 @@ static void flt_peer(void)
 	}
 	ft_info("peer %d serving for %d s", g.index, g.secs);
 	for (i = 0; i < FLT_RX; i++) {
+		slot_seq[i] = -1;
 		ret = (int)FT_RDM_POST(fi_trecv(g.ep.ep, (uint8_t *)g.tx.ptr +
 						(size_t)i * FLT_MAX_LEN,
 						FLT_MAX_LEN, g.tx.desc,
@@ -258,7 +313,13 @@ static void flt_peer(void)
 				ft_info("message %u: %zu bytes (%zu sent), "
 					"first wrong byte at %zd", seq,
 					comp.len, g_lens[seq % FLT_NLENS], off);
+				flt_wrong_blocks(comp.buf, comp.len, seq);
+				flt_wrong_whose(comp.buf, comp.len, seq);
+				ft_info("message %u: receive slot %d held "
+					"message %d before", seq, i,
+					slot_seq[i]);
 			}
+			slot_seq[i] = (int)seq;
 		} else if ((comp.tag & ~FLT_SEQ_MASK) == FLT_TAG_QUIT) {
 			uint8_t name[FT_RDM_NAME_MAX];
 			fi_addr_t driver;

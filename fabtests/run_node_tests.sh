@@ -22,7 +22,9 @@ Runs, from node0, against provider PROV (rivet):
   loss1 loss5 delay5 reorder10 dup5
              the same stream under rivet-fault loss 1, loss 5, delay 5,
              reorder 10, dup 5 (each its own run)
-  linkshort  node1's link down for 3 s mid-stream: everything completes
+  linkshort  node1's link down for 3 s mid-stream, inside the connections'
+             retry budget (raised for it, see FI_RIVET_ACK_TIMEOUT):
+             everything completes
   linklong   node1's link down until its operations fail (within -B ms),
              rendezvous sends waiting for their FIN and atomics waiting
              for their result among them, while a second peer (on node2,
@@ -165,8 +167,12 @@ case_stream() {
 	verdict "$label" "$rc"
 }
 
+# The link is down for 3 s, plus the time rivet-fault takes over ssh:
+# the connections' retry budget is raised to some 17 s (ACK timeout
+# 4.096 us * 2^19, 2.1 s, 8 tries) so that this outage stays inside it.
 case_linkshort() {
 	local rc
+	local -x FI_RIVET_ACK_TIMEOUT=19
 	t0=$SECONDS
 	rm -rf "$names" && mkdir -p "$names"
 	next_port

@@ -606,6 +606,11 @@ static inline uint64_t ft_word(uint32_t seed, uint64_t idx)
 	return htole64(x);
 }
 
+uint64_t ft_pattern_word(uint32_t seed, uint64_t idx)
+{
+	return ft_word(seed, idx);
+}
+
 static inline uint8_t ft_byte(uint32_t seed, uint64_t off)
 {
 	uint64_t w = ft_word(seed, off >> 3);

@@ -180,6 +180,8 @@ void ft_oob_close(void);
 
 /* data patterns */
 void ft_fill(void *buf, size_t len, uint32_t seed);
+/* Word idx (bytes 8 * idx ..) of the pattern ft_fill writes for seed. */
+uint64_t ft_pattern_word(uint32_t seed, uint64_t idx);
 ssize_t ft_verify(const void *buf, size_t len, uint32_t seed);
 void ft_fill_iov(const struct iovec *iov, size_t cnt, uint32_t seed);
 ssize_t ft_verify_iov(const struct iovec *iov, size_t cnt, uint32_t seed);

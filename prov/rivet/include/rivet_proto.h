@@ -118,6 +118,10 @@ struct rivet_wire_connreq {
 	uint16_t flags;		/* RIVET_CONN_F_* */
 	uint32_t conn_idx;	/* the initiator's index of this connection */
 	uint8_t addr[28];	/* the initiator's endpoint name (sockaddr) */
+	/* The acceptor's indices + 1 (0: none) of the initiator's last
+	 * connections to it that failed on the initiator's side: the
+	 * acceptor closes them too, if a lost link kept it from hearing */
+	uint32_t replaces[2];
 };
 _Static_assert(sizeof(struct rivet_wire_connreq) <= 56, "REQ private data");
 

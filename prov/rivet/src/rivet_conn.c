@@ -44,6 +44,9 @@ static int rivet_conn_alloc(struct rivet_rdm_ep *ep, struct rivet_conn **c_p)
 		conn->inj_wr[i] = (struct rivet_inj_wr) {
 			.kind = RIVET_WR_INJ, .tagged = i, .conn = conn,
 		};
+	conn->drain_wr = (struct rivet_inj_wr) {
+		.kind = RIVET_WR_DRAIN, .conn = conn,
+	};
 	conn->addr = FI_ADDR_NOTAVAIL;
 	conn->state = RIVET_CONN_CLOSED;
 	rivet_conn_set_state(conn, RIVET_CONN_CONNECTING);
@@ -67,7 +70,7 @@ struct rivet_conn *rivet_conn_of_qp(struct rivet_rdm_ep *ep, uint32_t qp_num)
 	size_t i;
 
 	for (i = 0; i < ep->nconns; i++)
-		if (ep->conns[i]->qp && ep->conns[i]->qp->qp_num == qp_num)
+		if (ep->conns[i]->qp_num == qp_num)
 			return ep->conns[i];
 	return NULL;
 }
@@ -93,6 +96,7 @@ static int rivet_conn_create_qp(struct rivet_conn *conn)
 		return rivet_errno_to_fi(errno);
 	}
 	conn->qp = conn->id->qp;
+	conn->qp_num = conn->qp->qp_num;
 	return 0;
 }
 
@@ -288,6 +292,36 @@ static void rivet_conn_fail_ops(struct rivet_conn *conn, int err)
 	}
 }
 
+/* A work request behind everything posted on a QP in the error state:
+ * its flush completion comes last (a send queue completes in order), and
+ * then the QP is destroyed (rivet_conn_drained).  Should the post fail,
+ * the QP stays until the endpoint closes. */
+static void rivet_conn_drain(struct rivet_conn *conn)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = (uintptr_t)&conn->drain_wr, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	int ret = ibv_post_send(conn->qp, &wr, &bad);
+
+	if (ret)
+		RIVET_INFO(EP_CTRL, "connection %u: its QP stays until the "
+			   "endpoint closes (drain: %s)\n", conn->idx,
+			   strerror(ret));
+}
+
+/* Everything this failed connection posted has completed: its QP goes
+ * (its number stays, for receives still in the CQ). */
+void rivet_conn_drained(struct rivet_conn *conn)
+{
+	if (!conn->qp)
+		return;
+	RIVET_DBG(EP_CTRL, "connection %u: qp 0x%x released\n", conn->idx,
+		  conn->qp_num);
+	rdma_destroy_qp(conn->id);
+	conn->qp = NULL;
+}
+
 /* Operations queued or waiting on this connection fail; what is posted
  * flushes through the CQ.  The object stays until the endpoint closes,
  * since flushed completions still point at it. */
@@ -304,8 +338,10 @@ void rivet_conn_fail(struct rivet_conn *conn, int err)
 	rivet_conn_set_state(conn, RIVET_CONN_CLOSED);
 	if (conn->addr < ep->ntx_conns && ep->tx_conns[conn->addr] == conn)
 		ep->tx_conns[conn->addr] = NULL;
-	if (conn->qp)
+	if (conn->qp) {
 		ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
+		rivet_conn_drain(conn);
+	}
 	/* the peer hears of it now (DISCONNECTED), not when its next
 	 * operation on the dead QP runs out of retries: it reconnects */
 	if (was_up && err != FI_ECONNRESET)
@@ -381,6 +417,21 @@ void rivet_conn_destroy(struct rivet_conn *conn)
 
 /* ---- rdma_cm events ---- */
 
+/* What bounds the detection of a dead peer on this connection. */
+static void rivet_conn_log_up(struct rivet_conn *conn)
+{
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+
+	if (!fi_log_enabled(&g_rivet_prov, FI_LOG_INFO, FI_LOG_EP_CTRL) ||
+	    ibv_query_qp(conn->qp, &attr, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT,
+			 &init))
+		return;
+	RIVET_INFO(EP_CTRL, "connection %u up, qp 0x%x: ack timeout %u "
+		   "(4.096 us * 2^%u), %u retries\n", conn->idx,
+		   conn->qp_num, attr.timeout, attr.timeout, attr.retry_cnt);
+}
+
 static void rivet_conn_up(struct rivet_conn *conn, const void *data,
 			  size_t len)
 {
@@ -396,10 +447,54 @@ static void rivet_conn_up(struct rivet_conn *conn, const void *data,
 		conn->peer_rma_event = acc->flags & RIVET_CONN_F_RMA_EVENT;
 	}
 	rivet_conn_set_state(conn, RIVET_CONN_UP);
+	conn->established = true;
 	rivet_qp_set_rnr_timer(conn->qp);
-	RIVET_DBG(EP_CTRL, "connection %u up, qp 0x%x\n", conn->idx,
-		  conn->qp->qp_num);
+	rivet_conn_log_up(conn);
 	rivet_conn_flush(conn);
+}
+
+/* The peer's indices (+ 1) of our last two connections to the peer of
+ * conn that failed on our side after they were up (rivet_wire_connreq). */
+static void rivet_conn_replaced(struct rivet_conn *conn, uint32_t *idx)
+{
+	struct rivet_rdm_ep *ep = conn->ep;
+	struct rivet_conn *c;
+	size_t i, n = 0;
+
+	for (i = ep->nconns; i-- > 0 && n < 2;) {
+		c = ep->conns[i];
+		if (c != conn && c->state == RIVET_CONN_CLOSED &&
+		    c->established && rivet_conn_src(c) == conn->addr)
+			idx[n++] = c->peer_idx + 1;
+	}
+}
+
+/* A connection request that names connections of ours its sender has
+ * given up: a lost link may have kept us from hearing, and replies on
+ * them would go nowhere.  Ours to the same endpoint name are closed. */
+static void rivet_conn_close_replaced(struct rivet_conn *conn,
+				      const struct rivet_wire_connreq *req)
+{
+	const union rivet_sockaddr *from = &conn->peer_name;
+	struct rivet_rdm_ep *ep = conn->ep;
+	struct rivet_conn *c;
+	uint32_t idx;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		idx = req->replaces[i];
+		if (!idx || idx > ep->nconns)
+			continue;
+		c = ep->conns[idx - 1];
+		if (c == conn || c->state == RIVET_CONN_CLOSED ||
+		    !rivet_addr_same_ip(&c->peer_name.sa, &from->sa) ||
+		    rivet_addr_port(&c->peer_name.sa) !=
+		    rivet_addr_port(&from->sa))
+			continue;
+		RIVET_INFO(EP_CTRL, "connection %u: the peer has replaced it\n",
+			   c->idx);
+		rivet_conn_fail(c, FI_ECONNRESET);
+	}
 }
 
 static void rivet_conn_connect(struct rivet_conn *conn)
@@ -413,6 +508,7 @@ static void rivet_conn_connect(struct rivet_conn *conn)
 
 	req.addr_len = alen;
 	req.flags = conn->ep->rma_event ? RIVET_CONN_F_RMA_EVENT : 0;
+	rivet_conn_replaced(conn, req.replaces);
 	memcpy(req.addr, &conn->ep->name, RIVET_MIN(alen, sizeof(req.addr)));
 	rivet_conn_param(conn, &req, sizeof(req), &p);
 	if (rivet_conn_create_qp(conn) || rdma_connect(conn->id, &p))
@@ -437,6 +533,7 @@ static void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 	acc.flags = ep->rma_event ? RIVET_CONN_F_RMA_EVENT : 0;
 	memcpy(&conn->peer_name, req->addr,
 	       RIVET_MIN((size_t)req->addr_len, sizeof(req->addr)));
+	rivet_conn_close_replaced(conn, req);
 	acc.conn_idx = conn->idx;
 	rivet_conn_param(conn, &acc, sizeof(acc), &p);
 	rivet_id_set_ack_timeout(id);

@@ -133,6 +133,9 @@ static void rivet_rndv_finish(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 	for (i = 0; !r->status && i < r->count; i++)
 		RIVET_MEM_DEFINED(r->iov[i].iov_base, r->iov[i].iov_len);
 	fin_status = rivet_rndv_outcome(r->status, r->prov_errno, &r->comp);
+	RIVET_DBG(EP_DATA, "rendezvous %p (connection %u, send id 0x%" PRIx64
+		  "): %zu of %zu reads, status %d\n", (void *)r, r->conn->idx,
+		  r->rts.send_id, r->reads_done, r->nreads, r->status);
 	if (r->conn->state != RIVET_CONN_CLOSED)
 		rivet_rndv_send_fin(r->conn, r->rts.send_id, fin_status);
 	rivet_rdm_complete(ep, false, &r->comp, r->report);
@@ -174,7 +177,9 @@ static int rivet_rndv_issue(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 		return -FI_EAGAIN;
 	for (i = 0; i + 1 < r->nreads; i++)
 		wrs[i].next = &wrs[i + 1];
-	ret = ibv_post_send(r->conn->qp, wrs, &bad);
+	/* an unexpected RTS matched after its connection failed */
+	ret = r->conn->state == RIVET_CONN_CLOSED ? ECONNABORTED :
+	      ibv_post_send(r->conn->qp, wrs, &bad);
 	if (ret) {
 		r->status = FI_EIO;
 		r->prov_errno = RIVET_PERR_CONN;
@@ -183,6 +188,9 @@ static int rivet_rndv_issue(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 		return 0;
 	}
 	ep->ctrl_free -= r->nreads;
+	RIVET_DBG(EP_DATA, "rendezvous %p (connection %u, send id 0x%" PRIx64
+		  "): %zu reads posted, %" PRIu64 " bytes\n", (void *)r,
+		  r->conn->idx, r->rts.send_id, r->nreads, r->comp.len);
 	return 0;
 }
 
@@ -248,12 +256,22 @@ void rivet_rndv_start(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 void rivet_rndv_read_done(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 			  int wc_status)
 {
+	struct rivet_conn *conn = r->conn;
+	/* the QP is in the error state now: the connection goes with it */
+	bool broke = wc_status != IBV_WC_SUCCESS &&
+		     wc_status != IBV_WC_WR_FLUSH_ERR;
+
 	if (wc_status != IBV_WC_SUCCESS && !r->status) {
 		r->status = rivet_wc_status_to_fi(wc_status);
 		r->prov_errno = wc_status;
 	}
 	if (++r->reads_done == r->nreads)
 		rivet_rndv_finish(ep, r);
+	if (broke) {
+		RIVET_INFO(EP_DATA, "connection %u: a rendezvous read failed: "
+			   "%s\n", conn->idx, ibv_wc_status_str(wc_status));
+		rivet_conn_fail(conn, FI_ECONNABORTED);
+	}
 }
 
 /* ---- FIN ---- */
@@ -322,6 +340,8 @@ int rivet_ctrl_send(struct rivet_conn *conn, const void *msg, size_t len)
 
 	if (len > conn->ep->slot_size)
 		return -FI_EINVAL;
+	if (conn->state == RIVET_CONN_CLOSED)
+		return -FI_ECONNABORTED;	/* nobody to tell */
 	if (rivet_rndv_fin_room(conn->ep) && !conn->deferred)
 		return rivet_ctrl_post(conn, msg, len);
 	c = calloc(1, sizeof(*c));
@@ -372,7 +392,7 @@ void rivet_rndv_handle_fin(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	case RIVET_FIN_STRAY:	/* also a late FIN of an operation failed
 				 * with its connection */
 		RIVET_DBG(EP_DATA, "FIN for no rendezvous of connection %u "
-			  "(qp 0x%x) ignored\n", conn->idx, conn->qp->qp_num);
+			  "(qp 0x%x) ignored\n", conn->idx, conn->qp_num);
 		break;
 	}
 }

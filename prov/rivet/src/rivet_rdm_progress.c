@@ -67,7 +67,7 @@ static inline struct rivet_conn *rivet_rx_conn(struct rivet_rdm_ep *ep,
 
 	if (hdr->conn_idx < ep->nconns) {
 		conn = ep->conns[hdr->conn_idx];
-		if (conn->qp && conn->qp->qp_num == qp_num)
+		if (conn->qp_num == qp_num)
 			return conn;
 	}
 	return rivet_rx_conn_slow(ep, hdr, qp_num);
@@ -183,8 +183,28 @@ static void rivet_rdm_wc_ctrl(struct rivet_rdm_ep *ep,
 {
 	LL_PREPEND(ep->ctrl_free_list, buf);
 	ep->ctrl_free++;
-	if (wc->status != IBV_WC_SUCCESS && buf->conn)
+	if (wc->status != IBV_WC_SUCCESS && buf->conn) {
+		if (wc->status != IBV_WC_WR_FLUSH_ERR)
+			RIVET_INFO(EP_DATA, "connection %u: a control message "
+				   "failed: %s\n", buf->conn->idx,
+				   ibv_wc_status_str(wc->status));
 		rivet_conn_fail(buf->conn, FI_ECONNABORTED);
+	}
+}
+
+/* A receive that failed (not flushed) put its QP in the error state: its
+ * connection goes with it; the buffer goes back to the SRQ. */
+static void rivet_rdm_rx_failed(struct rivet_rdm_ep *ep,
+				struct rivet_rdm_buf *buf,
+				const struct ibv_wc *wc)
+{
+	struct rivet_conn *conn = rivet_conn_of_qp(ep, wc->qp_num);
+
+	RIVET_INFO(EP_DATA, "a receive on qp 0x%x failed: %s\n", wc->qp_num,
+		   ibv_wc_status_str(wc->status));
+	if (conn)
+		rivet_conn_fail(conn, FI_ECONNABORTED);
+	rivet_rdm_srq_post(ep, buf);
 }
 
 static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
@@ -202,7 +222,7 @@ static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 			rivet_proto_handle_rx(ep, buf, wc->byte_len,
 					      wc->qp_num);
 		else if (wc->status != IBV_WC_WR_FLUSH_ERR)
-			rivet_rdm_srq_post(ep, buf);
+			rivet_rdm_rx_failed(ep, buf, wc);
 		break;
 	case RIVET_WR_TX:
 		rivet_rdm_wc_tx(ep, p, wc);
@@ -212,6 +232,9 @@ static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 		break;
 	case RIVET_WR_INJ:
 		rivet_rdm_wc_inj(ep, p, wc);
+		break;
+	case RIVET_WR_DRAIN:
+		rivet_conn_drained(((struct rivet_inj_wr *)p)->conn);
 		break;
 	case RIVET_WR_READ:
 		ep->ctrl_free++;
