@@ -25,11 +25,10 @@ contrib/vm/rivet-vm -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
 		echo "== package $1 (contrib/package-guest.sh)"
 		bash contrib/package-guest.sh "$1"; p=$?
 		exit $((m | r | p))' package-test "$deb"
-# Across nodes: what passes today (fi_pingpong -S all takes too long at
-# the bed's 0.3 MB/s between nodes). The fault cases (loss, delay, reorder,
-# dup, link loss, crash) run with `rivet-vm -N 3 -- bash
-# fabtests/run_node_tests.sh rivet`; they find open bugs (issue 13) and
-# are not in CI until those are fixed.
+# Across nodes: the fault-free cases. The fault cases (loss, delay,
+# reorder, dup, link loss, crash) run with `rivet-vm -N 2 -- bash
+# fabtests/run_node_tests.sh rivet`; under loss and reordering they meet
+# defects of rxe itself (fi_rivet(7), FAILURES), so they are not in CI.
 echo "== across nodes in two Soft-RoCE guests (fabtests/run_node_tests.sh)"
 contrib/vm/rivet-vm -N 2 -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
 	-- bash fabtests/run_node_tests.sh -x loss1 -x loss5 -x delay5 -x reorder10 \

@@ -200,6 +200,8 @@ static int flt_lookup(struct flt_peer *p, int timeout_ms)
 	return ft_rdm_av_insert(g.ep.av, p->pub.name, &p->addr);
 }
 
+#define RIVET_FT_MAX(a, b) ((a) > (b) ? (a) : (b))
+
 /* ---- the peer ----------------------------------------------------------- */
 
 /* Which 1 KiB blocks of a message with wrong data differ, as ranges. */
@@ -652,6 +654,7 @@ static bool flt_stream(pid_t *fault, int *fault_status, uint64_t *fault_ms,
 {
 	uint64_t start = ft_now_ms(), end = start + (uint64_t)g.secs * 1000;
 	uint64_t hard = end + (uint64_t)g.bound_ms + 30000;
+	bool fault_done = !g.fault_cmd;
 	struct ft_comp comp;
 	bool posting, fault_started = !g.fault_cmd;
 	int i, ret, busy;
@@ -664,7 +667,14 @@ static bool flt_stream(pid_t *fault, int *fault_status, uint64_t *fault_ms,
 			*fault_ms = ft_now_ms();
 			fault_started = true;
 		}
-		(void)flt_running(fault, fault_status);
+		/* the stream goes on for 3 s after the fault command ended
+		 * (crash and link commands can take seconds under TCG) */
+		if (fault_started && !fault_done &&
+		    !flt_running(fault, fault_status)) {
+			fault_done = true;
+			end = RIVET_FT_MAX(end, now + 3000);
+			hard = end + (uint64_t)g.bound_ms + 30000;
+		}
 		posting = now < end;
 		busy = 0;
 		for (i = 0; i < g.npeers; i++) {
@@ -828,6 +838,7 @@ static void flt_drive(void)
 	if (g.restarted) {	/* a new process: a new count */
 		g.peers[0].sends_ok = 0;
 		g.peers[0].next_seq = 0;
+		memset(g.fetched, 0, FLT_MAX_SEQ);
 	}
 	g.peers[0].stopped = false;
 	g.peers[0].errors = 0;

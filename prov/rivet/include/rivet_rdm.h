@@ -34,7 +34,6 @@ enum rivet_wr_kind {
 	RIVET_WR_CTRL,		/* an internal send (FIN) */
 	RIVET_WR_READ,		/* a rendezvous RDMA read */
 	RIVET_WR_INJ,		/* an inject of the short path */
-	RIVET_WR_DRAIN,		/* the last WR of a failed connection's QP */
 };
 
 /* A pre-registered buffer: SRQ receive slot or FIN staging. */
@@ -70,7 +69,7 @@ struct rivet_inj_wr {
 struct rivet_conn {
 	struct rivet_rdm_ep *ep;
 	struct rdma_cm_id *id;
-	struct ibv_qp *qp;		/* NULL once a failed one is drained */
+	struct ibv_qp *qp;
 	uint32_t qp_num;		/* its number (kept: late receives) */
 	uint32_t idx;			/* ours, in ep->conns */
 	uint32_t peer_idx;		/* the peer's, put in our headers */
@@ -85,7 +84,6 @@ struct rivet_conn {
 	unsigned int inflight;		/* posted operations not done yet */
 	unsigned int inj_out;		/* of them, short-path injects */
 	struct rivet_inj_wr inj_wr[2];	/* their wr_ids: [tagged] */
-	struct rivet_inj_wr drain_wr;	/* RIVET_WR_DRAIN's wr_id */
 	bool flushing;			/* rivet_conn_flush is running */
 	struct rivet_tx_op *wait_fin;	/* utlist: RTS sent, FIN pending */
 	uint64_t probe_ms;		/* wait_fin seen (probe_armed), or the
@@ -314,7 +312,6 @@ int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
 void rivet_conn_handle_cm(struct rivet_rdm_ep *ep, struct rdma_cm_event *cm);
 void rivet_conn_fail(struct rivet_conn *conn, int err);
 void rivet_conn_probe_all(struct rivet_rdm_ep *ep);
-void rivet_conn_drained(struct rivet_conn *conn);
 /* Posts op on its connection now, or queues it: while the connection
  * comes up, behind queued operations, and (FI_FENCE) until every earlier
  * operation to the peer is done.  rivet_conn_flush posts what may go. */

@@ -44,9 +44,6 @@ static int rivet_conn_alloc(struct rivet_rdm_ep *ep, struct rivet_conn **c_p)
 		conn->inj_wr[i] = (struct rivet_inj_wr) {
 			.kind = RIVET_WR_INJ, .tagged = i, .conn = conn,
 		};
-	conn->drain_wr = (struct rivet_inj_wr) {
-		.kind = RIVET_WR_DRAIN, .conn = conn,
-	};
 	conn->addr = FI_ADDR_NOTAVAIL;
 	conn->state = RIVET_CONN_CLOSED;
 	rivet_conn_set_state(conn, RIVET_CONN_CONNECTING);
@@ -292,36 +289,6 @@ static void rivet_conn_fail_ops(struct rivet_conn *conn, int err)
 	}
 }
 
-/* A work request behind everything posted on a QP in the error state:
- * its flush completion comes last (a send queue completes in order), and
- * then the QP is destroyed (rivet_conn_drained).  Should the post fail,
- * the QP stays until the endpoint closes. */
-static void rivet_conn_drain(struct rivet_conn *conn)
-{
-	struct ibv_send_wr wr = {
-		.wr_id = (uintptr_t)&conn->drain_wr, .opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-	int ret = ibv_post_send(conn->qp, &wr, &bad);
-
-	if (ret)
-		RIVET_INFO(EP_CTRL, "connection %u: its QP stays until the "
-			   "endpoint closes (drain: %s)\n", conn->idx,
-			   strerror(ret));
-}
-
-/* Everything this failed connection posted has completed: its QP goes
- * (its number stays, for receives still in the CQ). */
-void rivet_conn_drained(struct rivet_conn *conn)
-{
-	if (!conn->qp)
-		return;
-	RIVET_DBG(EP_CTRL, "connection %u: qp 0x%x released\n", conn->idx,
-		  conn->qp_num);
-	rdma_destroy_qp(conn->id);
-	conn->qp = NULL;
-}
-
 /* Operations queued or waiting on this connection fail; what is posted
  * flushes through the CQ.  The object stays until the endpoint closes,
  * since flushed completions still point at it. */
@@ -338,10 +305,11 @@ void rivet_conn_fail(struct rivet_conn *conn, int err)
 	rivet_conn_set_state(conn, RIVET_CONN_CLOSED);
 	if (conn->addr < ep->ntx_conns && ep->tx_conns[conn->addr] == conn)
 		ep->tx_conns[conn->addr] = NULL;
-	if (conn->qp) {
+	/* the QP itself stays until the endpoint closes: rxe (Linux 6.12)
+	 * frees a QP's packets that wait for a dead peer's neighbour entry
+	 * after the QP, and its kernel then crashes in rxe_skb_tx_dtor */
+	if (conn->qp)
 		ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
-		rivet_conn_drain(conn);
-	}
 	/* the peer hears of it now (DISCONNECTED), not when its next
 	 * operation on the dead QP runs out of retries: it reconnects */
 	if (was_up && err != FI_ECONNRESET)
@@ -606,6 +574,8 @@ static void rivet_conn_event(struct rivet_conn *conn,
 		rivet_conn_fail(conn, FI_ECONNRESET);
 		break;
 	default:
+		RIVET_INFO(EP_CTRL, "connection %u: %s\n", conn->idx,
+			   rdma_event_str(cm->event));
 		rivet_conn_fail(conn, rivet_conn_event_err(cm->event));
 		break;
 	}

@@ -86,7 +86,7 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "RC connections: how long a packet waits for its acknowledgement "
 	  "before it is sent again, 4.096 us * 2^N, 1..31; with retry_count "
 	  "it bounds how long a dead peer or link takes to fail operations "
-	  "(default: 0, rdma_cm's: 18 on RoCE, about 1.07 s)" },
+	  "(default: 0, rdma_cm's: 17 on RoCE, about 0.54 s)" },
 	{ "retry_count", RIVET_P_SIZE, &g_rivet_params.retry_count,
 	  "RC connections: how many times a packet is sent again before its "
 	  "operation fails (IBV_WC_RETRY_EXC_ERR), 0..7 (default: 7)" },

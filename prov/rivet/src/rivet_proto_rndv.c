@@ -306,6 +306,8 @@ static int rivet_rndv_fin_post(struct rivet_conn *conn, uint64_t send_id,
 				 ep->slab_mr->lkey)) {
 		LL_PREPEND(ep->ctrl_free_list, buf);
 		ep->ctrl_free++;
+		RIVET_INFO(EP_DATA, "connection %u: a control message could "
+			   "not be posted\n", conn->idx);
 		rivet_conn_fail(conn, FI_ECONNABORTED);
 		return -FI_EIO;
 	}
@@ -328,6 +330,8 @@ static int rivet_ctrl_post(struct rivet_conn *conn, const void *msg,
 				 ep->slab_mr->lkey)) {
 		LL_PREPEND(ep->ctrl_free_list, buf);
 		ep->ctrl_free++;
+		RIVET_INFO(EP_DATA, "connection %u: a control message could "
+			   "not be posted\n", conn->idx);
 		rivet_conn_fail(conn, FI_ECONNABORTED);
 		return -FI_EIO;
 	}

@@ -138,6 +138,9 @@ static void rivet_rdm_wc_tx(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		return;
 	}
 	if (wc->status != IBV_WC_SUCCESS) {
+		if (wc->status != IBV_WC_WR_FLUSH_ERR)
+			RIVET_INFO(EP_DATA, "connection %u: a send failed: %s\n",
+				   conn->idx, ibv_wc_status_str(wc->status));
 		rivet_tx_op_done(ep, op, rivet_wc_status_to_fi(wc->status),
 				 wc->status);
 		rivet_conn_fail(conn, FI_ECONNABORTED);
@@ -166,6 +169,10 @@ static void rivet_rdm_wc_inj(struct rivet_rdm_ep *ep,
 
 	conn->inj_out--;
 	if (wc->status != IBV_WC_SUCCESS) {
+		if (wc->status != IBV_WC_WR_FLUSH_ERR)
+			RIVET_INFO(EP_DATA, "connection %u: an inject failed: "
+				   "%s\n", conn->idx,
+				   ibv_wc_status_str(wc->status));
 		e = (struct rivet_cq_entry) {
 			.flags = FI_SEND | (w->tagged ? FI_TAGGED : FI_MSG),
 			.err = rivet_wc_status_to_fi(wc->status),
@@ -232,9 +239,6 @@ static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 		break;
 	case RIVET_WR_INJ:
 		rivet_rdm_wc_inj(ep, p, wc);
-		break;
-	case RIVET_WR_DRAIN:
-		rivet_conn_drained(((struct rivet_inj_wr *)p)->conn);
 		break;
 	case RIVET_WR_READ:
 		ep->ctrl_free++;

@@ -556,8 +556,13 @@ void rivet_rma_wc(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	if (!--r->wcs)
 		rivet_tx_op_done(ep, op, r->err, r->prov_errno);
 	/* the QP is in error now: the next operation reconnects */
-	if (wc->status != IBV_WC_SUCCESS)
+	if (wc->status != IBV_WC_SUCCESS) {
+		if (wc->status != IBV_WC_WR_FLUSH_ERR)
+			RIVET_INFO(EP_DATA, "connection %u: an RMA operation "
+				   "failed: %s\n", conn->idx,
+				   ibv_wc_status_str(wc->status));
 		rivet_conn_fail(conn, FI_ECONNABORTED);
+	}
 }
 
 static void rivet_rma_copy_out(struct rivet_tx_op *op)
