@@ -33,4 +33,4 @@ echo "== across nodes in two Soft-RoCE guests (fabtests/run_node_tests.sh)"
 contrib/vm/rivet-vm -N 2 -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
 	-- bash fabtests/run_node_tests.sh -x loss1 -x loss5 -x delay5 -x reorder10 \
 	-x linklong -x crash -x mpicrash \
-	-x dup5 -x linkshort -X native -X mesh -X mpi -X osc -X pingpong -X pingpong_msg rivet
+	-x dup5 -x linkshort -X native -X mesh -X mpi -X pingpong -X pingpong_msg rivet

@@ -21,7 +21,8 @@ rivet only),
 fi_rivet_rdm_mesh (NPROCS processes), fi_rivet_rdm_kill (a victim that dies
 mid-transfer, a survivor, a client), the MPI programs of fabtests/mpi
 (mpirun -np RANKS, pml cm, mtl ofi restricted to PROV), MPI one-sided
-(mpi_rivet_osc: osc rdma on btl ofi, with pml cm and with pml ob1) and
+(mpi_rivet_osc: osc rdma on btl ofi with pml cm and ob1, with Open MPI's
+native atomics, and osc pt2pt) and
 fi_pingpong -e rdm, against provider PROV (tcp, "verbs;ofi_rxm", rivet, ...). Prints
 "ok STEP" or "FAIL STEP: why" per step, then "N passed, M failed"; exits
 non-zero on any failure. Meant for the Soft-RoCE VM (contrib/vm/rivet-vm),
@@ -452,16 +453,22 @@ step_mpi() {
 
 # MPI one-sided: osc rdma over btl ofi on PROV, two-sided on mtl ofi (pml
 # cm) and then on btl ofi itself (pml ob1, btl_ofi_mode 2: one- and
-# two-sided).  osc_rdma_acc_use_amo false: Open MPI 4.1.4's btl ofi
-# advertises atomic ops it cannot map (MPI_MAX aborts in to_fi_op), so
-# accumulates go by compare-and-swap.
+# two-sided), accumulates by compare-and-swap (osc_rdma_acc_use_amo false:
+# Open MPI 4.1's btl ofi maps MPI_SUM and MPI_REPLACE only and aborts on
+# MPI_MAX in to_fi_op); then (amo) with Open MPI's default, every
+# accumulate a native atomic of rivet's, the MPI_MAX accumulate left out
+# (MPI_RIVET_OSC_AMO=1); then (pt2pt) osc pt2pt over rivet's tagged
+# messages, the target's compare-and-swaps on its own window included
+# even on one node (where osc rdma of Open MPI < 4.1.5 crashes on them).
 step_osc() {
 	local name=mpi_rivet_osc p log xenv=() v cfg
-	local common=(--mca btl_ofi_provider_include "$prov" --mca osc rdma
-		      --mca osc_rdma_acc_use_amo false)
+	local common=(--mca btl_ofi_provider_include "$prov")
+	local cm="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include $prov --mca btl ofi,self"
 	local -A cfgs=(
-		[cm]="--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include $prov --mca btl ofi,self"
-		[ob1]="--mca pml ob1 --mca btl ofi,self --mca btl_ofi_mode 2"
+		[cm]="$cm --mca osc rdma --mca osc_rdma_acc_use_amo false"
+		[ob1]="--mca pml ob1 --mca btl ofi,self --mca btl_ofi_mode 2 --mca osc rdma --mca osc_rdma_acc_use_amo false"
+		[amo]="$cm --mca osc rdma -x MPI_RIVET_OSC_AMO=1"
+		[pt2pt]="$cm --mca osc pt2pt -x MPI_RIVET_OSC_SELF_CAS=1"
 	)
 	if ! command -v mpirun >/dev/null; then
 		fail osc "mpirun not installed (apt-get install openmpi-bin)"
@@ -471,7 +478,7 @@ step_osc() {
 		xenv+=(-x "$v")
 	done
 	p=$(mpi_prog "$name")
-	for cfg in cm ob1; do
+	for cfg in cm ob1 amo pt2pt; do
 		t0=$SECONDS
 		log=$logdir/$name.$cfg.log
 		if [ -z "$p" ]; then
@@ -479,8 +486,9 @@ step_osc() {
 			continue
 		fi
 		# shellcheck disable=SC2086
-		if run mpirun "${mpihosts[@]}" -np "$ranks" ${cfgs[$cfg]} \
-			"${common[@]}" "${xenv[@]}" "$p" >"$log" 2>&1; then
+		if run mpirun "${mpihosts[@]}" -np "$ranks" \
+			${cfgs[$cfg]} "${common[@]}" "${xenv[@]}" "$p" >"$log" 2>&1; then
+			grep '^#' "$log" | sort -u
 			pass "$name ($cfg)"
 		else
 			fail "$name ($cfg)" "$(tail -n 1 "$log") (log: $log)"

@@ -353,6 +353,12 @@ void rivet_rx_deliver_eager(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 
 /* rivet_rdm_op.c */
 struct rivet_tx_op *rivet_tx_op_get(struct rivet_rdm_ep *ep);
+/* Gives back the registrations an operation holds: its own (to the
+ * registration cache) and the application's regions it kept busy. */
+void rivet_op_mrs_release(struct rivet_rdm_ep *ep,
+			  struct rivet_mr_entry **mrs, size_t *nmrs,
+			  struct rivet_mr **busy, size_t *nbusy);
+void rivet_tx_op_release(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
 void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		      int err, int prov_errno);
 /* Takes a finished receive off its list and frees it once no rendezvous
@@ -412,7 +418,6 @@ void rivet_rndv_handle_fin(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 int rivet_rndv_send_fin(struct rivet_conn *conn, uint64_t send_id,
 			int32_t status);
 void rivet_rndv_retry_deferred(struct rivet_conn *conn);
-void rivet_rndv_release_op(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
 
 /* rivet_rdm_rma.c */
 extern struct fi_ops_rma g_rivet_rdm_rma_ops;

@@ -45,19 +45,6 @@ static int rivet_rndv_mr(struct rivet_rdm_ep *ep, void *desc, void *base,
 	return 0;
 }
 
-static void rivet_rndv_unbusy(struct rivet_mr **busy, size_t *nbusy)
-{
-	while (*nbusy)
-		atomic_fetch_sub(&busy[--*nbusy]->busy, 1);
-}
-
-void rivet_rndv_release_op(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
-{
-	while (op->nmrs)
-		rivet_mr_put(ep->domain, op->mrs[--op->nmrs]);
-	rivet_rndv_unbusy(op->busy, &op->nbusy);
-}
-
 int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		       const struct iovec *iov, void **desc, size_t count)
 {
@@ -79,7 +66,7 @@ int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 				    IBV_ACCESS_REMOTE_READ, &lkey, &rkey,
 				    &own, &busy);
 		if (ret) {
-			rivet_rndv_release_op(ep, op);
+			rivet_tx_op_release(ep, op);
 			return ret;
 		}
 		if (own)
@@ -139,9 +126,7 @@ static void rivet_rndv_finish(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 	if (r->conn->state != RIVET_CONN_CLOSED)
 		rivet_rndv_send_fin(r->conn, r->rts.send_id, fin_status);
 	rivet_rdm_complete(ep, false, &r->comp, r->report);
-	while (r->nmrs)
-		rivet_mr_put(ep->domain, r->mrs[--r->nmrs]);
-	rivet_rndv_unbusy(r->busy, &r->nbusy);
+	rivet_op_mrs_release(ep, r->mrs, &r->nmrs, r->busy, &r->nbusy);
 	if (r->rx && !--r->rx->inflight && r->rx->released)
 		rivet_rx_retire(ep, r->rx);
 	free(r);

@@ -400,7 +400,7 @@ static int rivet_rdm_ep_close(struct fid *fid)
 	/* registrations of operations that never completed (rendezvous
 	 * sends, RMA without descriptors) go before the PD can */
 	for (i = 0; ep->tx_ops && i < ep->tx_size; i++)
-		rivet_rndv_release_op(ep, &ep->tx_ops[i]);
+		rivet_tx_op_release(ep, &ep->tx_ops[i]);
 	if (ep->listen_id)
 		rdma_destroy_id(ep->listen_id);
 	if (ep->srq)

@@ -170,7 +170,7 @@ static ssize_t rivet_rdm_send(struct rivet_rdm_ep *ep,
 		ret = rivet_rdm_tx_start(ep, op, req, len);
 	}
 	if (ret) {
-		rivet_rndv_release_op(ep, op);
+		rivet_tx_op_release(ep, op);
 		LL_PREPEND(ep->tx_free, op);
 	}
 out:

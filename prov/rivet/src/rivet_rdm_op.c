@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * RDM operations: the pool of tx ops (one per send, RMA or atomic in
- * flight, bounded by tx_size) and their completion, and the completion
- * and retirement of rx ops (posted receives).
+ * flight, bounded by tx_size), the registrations they hold, and their
+ * completion; the completion and retirement of rx ops (posted receives).
  */
 #include "rivet_rdm.h"
 
@@ -21,6 +21,21 @@ struct rivet_tx_op *rivet_tx_op_get(struct rivet_rdm_ep *ep)
 	return op;
 }
 
+void rivet_op_mrs_release(struct rivet_rdm_ep *ep,
+			  struct rivet_mr_entry **mrs, size_t *nmrs,
+			  struct rivet_mr **busy, size_t *nbusy)
+{
+	while (*nmrs)
+		rivet_mr_put(ep->domain, mrs[--*nmrs]);
+	while (*nbusy)
+		atomic_fetch_sub(&busy[--*nbusy]->busy, 1);
+}
+
+void rivet_tx_op_release(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
+{
+	rivet_op_mrs_release(ep, op->mrs, &op->nmrs, op->busy, &op->nbusy);
+}
+
 void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		      int err, int prov_errno)
 {
@@ -36,7 +51,7 @@ void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		rivet_rma_complete(ep, op, &e);
 	else
 		rivet_rdm_complete(ep, true, &e, op->report);
-	rivet_rndv_release_op(ep, op);
+	rivet_tx_op_release(ep, op);
 	op->rma = false;
 	op->atomic = false;
 	op->fenced = false;

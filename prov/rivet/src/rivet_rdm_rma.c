@@ -315,7 +315,7 @@ static void rivet_rma_release(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 	ep->ctrl_free += op->wr.ctrl_held;
 	op->wr.ctrl_held = 0;
 	op->wr.event = false;
-	rivet_rndv_release_op(ep, op);
+	rivet_tx_op_release(ep, op);
 	op->rma = false;
 }
 
