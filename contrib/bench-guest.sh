@@ -10,7 +10,15 @@
 # number the best of 2, the providers taking turns.
 #
 # usage: bench-guest.sh [ITERATIONS]   (1 MiB runs use a fifth of them)
+#        bench-guest.sh --icount   (only the instruction counts per 8 B
+#        message of raw verbs, rivet RDM and rivet;ofi_rxm, as "exact NAME
+#        VALUE" lines: contrib/bench.sh --exact)
 set -uo pipefail
+icount_only=false
+if [ "${1:-}" = --icount ]; then
+	icount_only=true
+	shift
+fi
 iters=${1:-1000}
 big=$((iters / 5 > 20 ? iters / 5 : 20))
 addr=10.77.0.1
@@ -112,6 +120,17 @@ icount_run() {	# icount_run KIND PROV ITERS: prints "IR EMPTY_POLLS"
 	case $prov in
 	*ofi_rxm*) e+=(FI_RIVET_UTIL_LAYERING=1) ;;
 	esac
+	if [ "$kind" = raw ]; then	# contrib/raw-pingpong: no libfabric
+		port=$(next_port)
+		pair "$tag" log "$top/contrib/raw-pingpong" -s "$addr" -p "$port" \
+			-n "$n" -- valgrind --tool=callgrind \
+			--callgrind-out-file="$f" --collect-atstart=no \
+			--toggle-collect='rp_lib_*' "$top/contrib/raw-pingpong" \
+			-c "$addr" -p "$port" -n "$n" -C 1000 >/dev/null || return
+		awk -v e="$(awk '$1 == "empty_polls:" { print $2 }' "$out/$tag.client")" \
+			'$1 == "summary:" { print $2, e; exit }' "$f"
+		return
+	fi
 	case $kind in
 	msg)  prog=$bw tog='bw_lib_*' args=(-p "$prov" -S 8) ;;
 	rdm)  prog=$rbw tog='rb_lib_*' args=(-p "$prov" -S 8) ;;
@@ -273,6 +292,15 @@ best() {
 		exit !(a == "" || (op == "min" ? b + 0 < a + 0 : b + 0 > a + 0)) }' &&
 		printf -v "$var" '%s' "$v"
 }
+
+# --icount: user-space instructions per 8 B message, exact (the client's
+# polls all find their completion: the "*" mark would say otherwise)
+if $icount_only; then
+	echo "exact raw_instr_per_msg $(icount raw raw)"
+	echo "exact rivet_instr_per_msg $(icount rdm rivet)"
+	echo "exact rxm_instr_per_msg $(icount rdm "rivet;ofi_rxm")"
+	exit 0
+fi
 
 lat_raw='' lat_raw_t='' lat_verbs='' lat_rivet=''
 for _ in 1 2 3; do

@@ -80,7 +80,26 @@ exact_reg() {
 	[ -n "$n" ]
 }
 
-exact_figures=(exact_match exact_unexp_match exact_reg)
+# User-space instructions per 8 B message: raw verbs (contrib/raw-pingpong:
+# an inline send, a poll, a receive reposted), rivet's RDM tagged message
+# (fi_tinject, fi_cq_read, fi_trecv) and rivet;ofi_rxm's, by callgrind in
+# one VM boot (contrib/bench-guest.sh --icount; a few minutes under
+# valgrind). The goal: rivet <= 1.5 x raw.
+exact_instr() {
+	local out
+	out=$("$top/contrib/vm/rivet-vm" -t 1200 \
+		-e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" -- \
+		bash contrib/bench-guest.sh --icount 2>&1) ||
+		{ echo "bench: bench-guest.sh --icount failed" >&2; return 1; }
+	grep '^exact ' <<<"$out"
+	awk '$1 == "exact" && $2 == "raw_instr_per_msg" { r = $3 }
+	     $1 == "exact" && $2 == "rivet_instr_per_msg" { v = $3 }
+	     END { if (r + 0 > 0 && v + 0 > 0)
+		printf "exact rivet_over_raw %.2f\n", v / r
+	     else exit 1 }' <<<"$out"
+}
+
+exact_figures=(exact_match exact_unexp_match exact_reg exact_instr)
 
 if [ "${1:-}" = --exact ]; then
 	# valgrind is in deps.sh's test group; only the measured programs
@@ -88,7 +107,8 @@ if [ "${1:-}" = --exact ]; then
 	"$top/contrib/deps.sh" build test >&2
 	cd "$top"
 	[ -f Makefile ] || "$top/contrib/build.sh" >&2
-	make -s contrib/bench-match fabtests/fi_rivet_rdm_mrcache >&2
+	make -s contrib/bench-match contrib/raw-pingpong \
+		fabtests/fi_rivet_rdm_mrcache fabtests/fi_rivet_rdm_bw >&2
 	rc=0
 	for f in "${exact_figures[@]}"; do
 		"$f" || rc=1

@@ -550,6 +550,69 @@ static void rdm_fence(void)
 	ft_ok(name);
 }
 
+/* FI_FENCE behind injects: five short-path injects (unsignaled on the
+ * wire but for every 16th), a fenced send and one more inject; the fenced
+ * send must not wait for completions the injects never make, and all
+ * seven arrive in order, whole. */
+static void rdm_fence_inject(void)
+{
+	const char *name = "rdm_fence_after_inject";
+	struct fi_msg_tagged msg = { .iov_count = 1, .addr = g_rdm.peer[0] };
+	const size_t len = 8, n = 7, fenced = 5;
+	struct iovec iov;
+	uint8_t *buf;
+	ssize_t ret;
+	size_t i;
+
+	if (!(g_rdm.info->caps & FI_FENCE)) {
+		ft_skip(name, "no FI_FENCE");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		buf = (uint8_t *)(ft_is_server() ? g_rdm.rx.ptr :
+			g_rdm.tx.ptr) + i * 64;
+		if (ft_is_server()) {
+			if (rdm_recv(name, true, buf, 64,
+				     RDM_TAG(T_FENCE, 10 + i), 0,
+				     FI_ADDR_UNSPEC, &g_rdm.rxctx[i]))
+				return;
+			continue;
+		}
+		ft_fill(buf, len, 90 + (uint32_t)i);
+		if (i != fenced) {
+			ret = FT_RDM_POST(fi_tinject(g_rdm.ep[0].ep, buf, len,
+						     g_rdm.peer[0],
+						     RDM_TAG(T_FENCE, 10 + i)));
+		} else {
+			iov = (struct iovec){ buf, len };
+			msg.msg_iov = &iov;
+			msg.desc = &g_rdm.tx.desc;
+			msg.tag = RDM_TAG(T_FENCE, 10 + i);
+			msg.context = &g_rdm.txctx[0];
+			ret = FT_RDM_POST(fi_tsendmsg(g_rdm.ep[0].ep, &msg,
+						      FI_FENCE |
+						      FI_COMPLETION));
+		}
+		if (ret) {
+			ft_fail(name, "send %zu: %s", i,
+				fi_strerror((int)-ret));
+			return;
+		}
+	}
+	if (!ft_is_server()) {
+		if (!rdm_wait_ok(name, 0, &g_rdm.txctx[0], NULL, len))
+			ft_ok(name);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (rdm_wait_recv(name, &g_rdm.rxctx[i], true, len,
+				  RDM_TAG(T_FENCE, 10 + i),
+				  (uint8_t *)g_rdm.rx.ptr + i * 64,
+				  90 + (uint32_t)i))
+			return;
+	ft_ok(name);
+}
+
 /* FI_PROGRESS_AUTO: the server posts a receive for a rendezvous message
  * and then makes no fabric call for 3 s (its OOB waits stop progressing
  * its CQs); the client's send needs the server's RDMA read and FIN, so it
@@ -709,6 +772,7 @@ static const struct rdm_case g_cases[] = {
 	{ rdm_inject_server, rdm_inject_client, 0 },
 	{ rdm_dc, rdm_dc, 0 },
 	{ rdm_fence, rdm_fence, 0 },
+	{ rdm_fence_inject, rdm_fence_inject, 0 },
 	{ rdm_auto, rdm_auto, 2 },
 	{ rdm_order_server, rdm_order_client, 1 },
 	{ rdm_storm_server, rdm_storm_client, 1 },

@@ -93,7 +93,8 @@ struct rivet_params {
 	int native_atomics;
 	size_t poll_yield_usec;	/* RIVET_POLL_YIELD_AUTO: by device kind */
 	size_t ack_timeout;	/* 0: rdma_cm's; else 4.096 us * 2^N */
-	size_t retry_count;	/* transport retries of an RC QP, 0..7 */
+	size_t retry_count;	/* transport retries of an RC QP, 0..7, or
+				 * RIVET_RETRY_AUTO */
 	size_t probe_ms;	/* RDM liveness probes; 0: none */
 	size_t mr_cache_max_count;	/* 0: no registration cache */
 	size_t mr_cache_max_size;
@@ -104,6 +105,11 @@ struct rivet_params {
 /* rxe's and siw's vendor ids: RDMA done by the host's own kernel */
 #define RIVET_VENDOR_RXE 0xffffffu
 #define RIVET_VENDOR_SIW 0x626d74u
+#define RIVET_RETRY_AUTO ((size_t)-1)	/* FI_RIVET_RETRY_COUNT unset */
+/* The retry count rivet's RC connections ask for, from
+ * FI_RIVET_RETRY_COUNT and the device's vendor id: 7, or 6 on rxe, which
+ * retries forever with 7 (rivet_retry.c, unit tested). */
+uint8_t rivet_retry_count(size_t param, uint32_t vendor_id);
 /* How long a domain's polls may find nothing before each empty one
  * yields the CPU (0: never), from FI_RIVET_POLL_YIELD and the device's
  * vendor id.  Pure (rivet_poll.c), unit tested. */

@@ -26,6 +26,9 @@ struct rivet_rdm_ep;
 /* Injects posted inline without a tx op, in flight per connection at most
  * (the inject short path, rivet_rdm_inject_direct). */
 #define RIVET_RDM_INJ_MAX 64
+/* Of them, every RIVET_RDM_INJ_SIGNAL-th is signaled (at most inj_max):
+ * its completion stands for the ones before it, which make none. */
+#define RIVET_RDM_INJ_SIGNAL 16
 
 /* What a work request's wr_id points at starts with one of these. */
 enum rivet_wr_kind {
@@ -81,8 +84,11 @@ struct rivet_conn {
 	bool peer_rma_event;		/* the peer asked for RMA events */
 	struct rivet_tx_op *queued;	/* utlist: waiting for the connection,
 					 * or behind an FI_FENCE */
-	unsigned int inflight;		/* posted operations not done yet */
-	unsigned int inj_out;		/* of them, short-path injects */
+	unsigned int inflight;		/* posted operations not done yet
+					 * (short-path injects are not) */
+	unsigned int inj_out;		/* short-path injects not done yet */
+	unsigned int inj_seq;		/* of them, posted since the last
+					 * signaled one */
 	struct rivet_inj_wr inj_wr[2];	/* their wr_ids: [tagged] */
 	bool flushing;			/* rivet_conn_flush is running */
 	struct rivet_tx_op *wait_fin;	/* utlist: RTS sent, FIN pending */
@@ -240,6 +246,7 @@ struct rivet_rdm_ep {
 	size_t max_inline;
 	size_t tx_size, rx_size, srq_size;
 	unsigned int inj_max;		/* RIVET_RDM_INJ_MAX, or less room */
+	unsigned int inj_signal;	/* RIVET_RDM_INJ_SIGNAL, <= inj_max */
 	/* verbs resources */
 	struct rdma_event_channel *cm_channel;
 	unsigned int progress_passes;	/* see rivet_rdm_progress_locked */

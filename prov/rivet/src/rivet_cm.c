@@ -62,7 +62,8 @@ static void rivet_cm_conn_param(struct rivet_ep *ep,
 	param->private_data_len = ep->cm_data_len;
 	param->responder_resources = RIVET_MIN(a->max_qp_rd_atom, 16);
 	param->initiator_depth = RIVET_MIN(a->max_qp_init_rd_atom, 16);
-	param->retry_count = (uint8_t)g_rivet_params.retry_count;
+	param->retry_count = rivet_retry_count(g_rivet_params.retry_count,
+					       a->vendor_id);
 	param->rnr_retry_count = RIVET_RNR_RETRY;
 }
 

@@ -107,7 +107,8 @@ static void rivet_conn_param(struct rivet_conn *conn, const void *data,
 	p->private_data_len = len;
 	p->responder_resources = RIVET_MIN(a->max_qp_rd_atom, 16);
 	p->initiator_depth = RIVET_MIN(a->max_qp_init_rd_atom, 16);
-	p->retry_count = (uint8_t)g_rivet_params.retry_count;
+	p->retry_count = rivet_retry_count(g_rivet_params.retry_count,
+					   a->vendor_id);
 	p->rnr_retry_count = 7;	/* forever: a full SRQ is never an error */
 }
 

@@ -16,7 +16,7 @@ struct rivet_params g_rivet_params = {
 	.rdm_rx_bufs = 512,
 	.poll_yield_usec = RIVET_POLL_YIELD_AUTO,
 	.ack_timeout = 0,
-	.retry_count = 7,
+	.retry_count = RIVET_RETRY_AUTO,
 	.probe_ms = 1000,
 	.mr_cache_max_count = 1024,
 	.mr_cache_max_size = (size_t)1 << 30,
@@ -89,7 +89,8 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "(default: 0, rdma_cm's: 17 on RoCE, about 0.54 s)" },
 	{ "retry_count", RIVET_P_SIZE, &g_rivet_params.retry_count,
 	  "RC connections: how many times a packet is sent again before its "
-	  "operation fails (IBV_WC_RETRY_EXC_ERR), 0..7 (default: 7)" },
+	  "operation fails (IBV_WC_RETRY_EXC_ERR), 0..7 (default: 7; 6 on "
+	  "rxe, which never stops retrying with 7)" },
 	{ "probe_ms", RIVET_P_SIZE, &g_rivet_params.probe_ms,
 	  "RDM: a connection on which operations have waited this long for "
 	  "the peer's answer (a rendezvous send for its FIN, an atomic for "
@@ -128,6 +129,7 @@ void rivet_params_initialize(void)
 		g_rivet_params.rdm_rx_bufs = 16;
 	if (g_rivet_params.ack_timeout > 31)
 		g_rivet_params.ack_timeout = 31;
-	if (g_rivet_params.retry_count > 7)
+	if (g_rivet_params.retry_count != RIVET_RETRY_AUTO &&
+	    g_rivet_params.retry_count > 7)
 		g_rivet_params.retry_count = 7;
 }

@@ -611,6 +611,10 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	room = room > ep->tx_size + RIVET_RDM_CTRL_BUDGET ?
 	       room - ep->tx_size - RIVET_RDM_CTRL_BUDGET : 0;
 	ep->inj_max = (unsigned int)RIVET_MIN(room, RIVET_RDM_INJ_MAX);
+	/* a signaled one among any inj_max in a row: inj_out always comes
+	 * down again */
+	ep->inj_signal = RIVET_MAX(1U, RIVET_MIN(ep->inj_max,
+						 RIVET_RDM_INJ_SIGNAL));
 	ep->min_multi_recv = 64;
 	ep->slot_size = (sizeof(struct rivet_wire_hdr) +
 			 RIVET_MAX(ep->eager_size,

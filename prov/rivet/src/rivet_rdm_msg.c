@@ -88,9 +88,13 @@ static int rivet_rdm_tx_start(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
  * The inject short path: an inject small enough to go inline, to an
  * established connection with nothing queued on it, is one send posted at
  * once, its header on the stack and its payload read from the caller's
- * buffer by the post itself: no tx op, no staging copy.  Its completion
- * only gives back the send queue slot (rivet_rdm_wc_inj); a failure is
- * reported as the general path reports an inject's.  Endpoints with a
+ * buffer by the post itself: no tx op, no staging copy.  Only every
+ * inj_signal-th is signaled; its completion gives back the send queue
+ * slots of the ones before it too (rivet_rdm_wc_inj); a failure (each
+ * failed one completes) is reported as the general path reports an
+ * inject's.  They are not in the connection's inflight: an FI_FENCE does
+ * not wait for them, since an inject is complete when the call returns
+ * and RC delivers them before anything posted after them.  Endpoints with a
  * send counter take the general path (the counter counts completions).
  * RIVET_RDM_SLOW: not such a case, or the QP refused it; the general path
  * takes it (and names any error).
@@ -132,12 +136,15 @@ static ssize_t rivet_rdm_inject_direct(struct rivet_rdm_ep *ep,
 	wr.sg_list = sge;
 	wr.num_sge = len ? 2 : 1;
 	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	wr.send_flags = IBV_SEND_INLINE;
+	if (conn->inj_seq + 1 == ep->inj_signal)
+		wr.send_flags |= IBV_SEND_SIGNALED;
 	wr.imm_data = 0;
 	if (ibv_post_send(conn->qp, &wr, &bad))
 		goto out;
 	conn->inj_out++;
-	conn->inflight++;
+	conn->inj_seq = (wr.send_flags & IBV_SEND_SIGNALED) ? 0 :
+			conn->inj_seq + 1;
 	ret = 0;
 out:
 	rivet_rdm_unlock(ep);

@@ -158,8 +158,10 @@ static void rivet_rdm_wc_tx(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 	}
 }
 
-/* A short-path inject is done: nothing to report unless it failed (an
- * inject's error has no context, as the general path's). */
+/* A signaled short-path inject is done, and the unsignaled ones before
+ * it: nothing to report.  A failed one (each failed one completes):
+ * an error entry (an inject's error has no context, as the general
+ * path's); the connection is failed, so its count no longer matters. */
 static void rivet_rdm_wc_inj(struct rivet_rdm_ep *ep,
 			     const struct rivet_inj_wr *w,
 			     const struct ibv_wc *wc)
@@ -167,21 +169,21 @@ static void rivet_rdm_wc_inj(struct rivet_rdm_ep *ep,
 	struct rivet_conn *conn = w->conn;
 	struct rivet_cq_entry e;
 
-	conn->inj_out--;
-	if (wc->status != IBV_WC_SUCCESS) {
-		if (wc->status != IBV_WC_WR_FLUSH_ERR)
-			RIVET_INFO(EP_DATA, "connection %u: an inject failed: "
-				   "%s\n", conn->idx,
-				   ibv_wc_status_str(wc->status));
-		e = (struct rivet_cq_entry) {
-			.flags = FI_SEND | (w->tagged ? FI_TAGGED : FI_MSG),
-			.err = rivet_wc_status_to_fi(wc->status),
-			.prov_errno = wc->status, .src = FI_ADDR_NOTAVAIL,
-		};
-		rivet_rdm_complete(ep, true, &e, false);
-		rivet_conn_fail(conn, FI_ECONNABORTED);
+	if (wc->status == IBV_WC_SUCCESS) {
+		conn->inj_out -= ep->inj_signal;
+		return;
 	}
-	rivet_conn_op_done(conn);
+	conn->inj_out -= !!conn->inj_out;
+	if (wc->status != IBV_WC_WR_FLUSH_ERR)
+		RIVET_INFO(EP_DATA, "connection %u: an inject failed: %s\n",
+			   conn->idx, ibv_wc_status_str(wc->status));
+	e = (struct rivet_cq_entry) {
+		.flags = FI_SEND | (w->tagged ? FI_TAGGED : FI_MSG),
+		.err = rivet_wc_status_to_fi(wc->status),
+		.prov_errno = wc->status, .src = FI_ADDR_NOTAVAIL,
+	};
+	rivet_rdm_complete(ep, true, &e, false);
+	rivet_conn_fail(conn, FI_ECONNABORTED);
 }
 
 static void rivet_rdm_wc_ctrl(struct rivet_rdm_ep *ep,

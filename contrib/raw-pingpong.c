@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+/*
+ * raw-pingpong: the floor under rivet's instruction count per message
+ * (issue 14 §3): the least a verbs program does to move an 8-byte message
+ * each way.  One RC queue pair over rdma_cm, one CQ for sends and
+ * receives; each side sends inline (unsignaled, every 16th signaled so
+ * the send queue drains), polls its one CQ and reposts the receive the
+ * message used.  No libfabric.
+ *
+ *   server: raw-pingpong -s ADDR [-p PORT] [-n ITERS] [-S SIZE]
+ *   client: raw-pingpong -c ADDR [-p PORT] [-n ITERS] [-S SIZE] [-C USEC]
+ *
+ * With -C USEC the client sleeps USEC before each poll (as fi_rivet_rdm_bw
+ * -C does), so that its polls find their completion; its only verbs calls
+ * are the rp_lib_* functions, for callgrind's --toggle-collect
+ * (contrib/bench-guest.sh, contrib/bench.sh --exact).  It prints
+ * "empty_polls: N" (polls that found nothing, which callgrind counts
+ * too) and checks every message it gets back.  The server prints
+ * "listening" when it waits for the client.  Exit: 0 ok, 1 a wrong or
+ * failed message, 2 setup failures.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#define RP_DEPTH 64		/* queue depth both ways */
+#define RP_RECVS 16		/* receives kept posted */
+#define RP_SIGNAL 16		/* every RP_SIGNAL-th send is signaled */
+#define RP_SEND_ID UINT64_MAX	/* wr_id of signaled sends */
+#define RP_LAST_ID (UINT64_MAX - 1)	/* the client's goodbye */
+
+struct rp_ctx {
+	struct rdma_cm_id *id;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *bufs;		/* RP_RECVS receive slots, then the send slot */
+	size_t size;
+	long sends;
+	long empty_polls;
+};
+
+/* The verbs calls of the ping-pong (callgrind counts what they run). */
+static __attribute__((noinline)) int rp_lib_send(struct rp_ctx *c, bool last)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(c->bufs + RP_RECVS * c->size),
+		.length = (uint32_t)c->size, .lkey = c->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = RP_SEND_ID, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_INLINE,
+	}, *bad;
+
+	if (++c->sends % RP_SIGNAL == 0 || last)
+		wr.send_flags |= IBV_SEND_SIGNALED;
+	if (last)
+		wr.wr_id = RP_LAST_ID;
+	return ibv_post_send(c->id->qp, &wr, &bad);
+}
+
+static __attribute__((noinline)) int rp_lib_recv(struct rp_ctx *c,
+						 uint64_t slot)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(c->bufs + slot * c->size),
+		.length = (uint32_t)c->size, .lkey = c->mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = slot, .sg_list = &sge, .num_sge = 1,
+	}, *bad;
+
+	return ibv_post_recv(c->id->qp, &wr, &bad);
+}
+
+static __attribute__((noinline)) int rp_lib_poll(struct rp_ctx *c,
+						 struct ibv_wc *wc, int n)
+{
+	return ibv_poll_cq(c->cq, n, wc);
+}
+
+/* Waits for the next message (send completions pass by; with last, for
+ * the completion of the client's goodbye): its slot, or -1 on an error
+ * completion or after 30 s. */
+static long rp_wait(struct rp_ctx *c, long pause_us, bool last)
+{
+	struct ibv_wc wc[4];
+	long polls = 0;
+	int i, n;
+
+	for (;;) {
+		if (pause_us > 0)
+			usleep((useconds_t)pause_us);
+		n = rp_lib_poll(c, wc, 4);
+		if (n < 0)
+			return -1;
+		if (!n) {
+			c->empty_polls += pause_us >= 0;
+			/* about 30 s of polls, sleeping or not */
+			if (++polls > (pause_us > 0 ? 30000000 / pause_us :
+					300000000))
+				return -1;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "completion: %s\n",
+					ibv_wc_status_str(wc[i].status));
+				return -1;
+			}
+			if (last && wc[i].wr_id == RP_LAST_ID)
+				return 0;
+			if (!last && wc[i].wr_id < RP_LAST_ID)
+				/* one message in flight: n > 1 only with
+				 * sends among them */
+				return (long)wc[i].wr_id;
+		}
+	}
+}
+
+static int rp_connect(struct rp_ctx *c, const char *addr, const char *port,
+		      bool server)
+{
+	struct rdma_addrinfo hints = { 0 }, *res;
+	struct ibv_qp_init_attr attr = { 0 };
+	struct rdma_conn_param param = { 0 };
+	struct rdma_cm_id *listen_id;
+	size_t i;
+
+	hints.ai_port_space = RDMA_PS_TCP;
+	hints.ai_flags = server ? RAI_PASSIVE : 0;
+	if (rdma_getaddrinfo(addr, port, &hints, &res)) {
+		perror("rdma_getaddrinfo");
+		return -1;
+	}
+	if (rdma_create_ep(server ? &listen_id : &c->id, res, NULL, NULL)) {
+		perror("rdma_create_ep");
+		return -1;
+	}
+	rdma_freeaddrinfo(res);
+	if (server) {
+		if (rdma_listen(listen_id, 1))
+			return -1;
+		printf("listening\n");
+		fflush(stdout);
+		if (rdma_get_request(listen_id, &c->id))
+			return -1;
+	}
+	c->cq = ibv_create_cq(c->id->verbs, 2 * RP_DEPTH, NULL, NULL, 0);
+	c->bufs = calloc(RP_RECVS + 1, c->size);
+	if (!c->cq || !c->bufs)
+		return -1;
+	attr.send_cq = attr.recv_cq = c->cq;
+	attr.cap.max_send_wr = attr.cap.max_recv_wr = RP_DEPTH;
+	attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+	attr.cap.max_inline_data = (uint32_t)c->size;
+	attr.qp_type = IBV_QPT_RC;
+	if (rdma_create_qp(c->id, NULL, &attr)) {
+		perror("rdma_create_qp");
+		return -1;
+	}
+	c->mr = ibv_reg_mr(c->id->pd, c->bufs, (RP_RECVS + 1) * c->size,
+			   IBV_ACCESS_LOCAL_WRITE);
+	if (!c->mr)
+		return -1;
+	for (i = 0; i < RP_RECVS; i++)
+		if (rp_lib_recv(c, i))
+			return -1;
+	param.retry_count = param.rnr_retry_count = 7;
+	if (server ? rdma_accept(c->id, &param) :
+		     rdma_connect(c->id, &param)) {
+		perror(server ? "rdma_accept" : "rdma_connect");
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *server = NULL, *client = NULL, *port = "47820";
+	struct rp_ctx c = { .size = 8 };
+	long iters = 1000, pause_us = -1, i, slot;
+	uint64_t want, got;
+	int op;
+
+	while ((op = getopt(argc, argv, "s:c:p:n:S:C:")) != -1) {
+		switch (op) {
+		case 's': server = optarg; break;
+		case 'c': client = optarg; break;
+		case 'p': port = optarg; break;
+		case 'n': iters = strtol(optarg, NULL, 0); break;
+		case 'S': c.size = strtoul(optarg, NULL, 0); break;
+		case 'C': pause_us = strtol(optarg, NULL, 0); break;
+		default:
+			fprintf(stderr, "usage: %s -s ADDR | -c ADDR [-p PORT] "
+				"[-n ITERS] [-S SIZE] [-C USEC]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (!server == !client || c.size < sizeof(uint64_t) ||
+	    c.size > 64) {
+		fprintf(stderr, "%s: -s or -c; SIZE 8 to 64\n", argv[0]);
+		return 2;
+	}
+	if (rp_connect(&c, server ? server : client, port, !!server))
+		return 2;
+	for (i = 0; i < iters; i++) {
+		want = (uint64_t)i * 2654435761u + 1;
+		if (client) {
+			memcpy(c.bufs + RP_RECVS * c.size, &want, sizeof(want));
+			if (rp_lib_send(&c, false))
+				return 1;
+		}
+		slot = rp_wait(&c, client ? pause_us : -1, false);
+		if (slot < 0)
+			return 1;
+		memcpy(&got, c.bufs + (size_t)slot * c.size, sizeof(got));
+		if (got != want) {
+			fprintf(stderr, "message %ld: %#llx, want %#llx\n", i,
+				(unsigned long long)got,
+				(unsigned long long)want);
+			return 1;
+		}
+		if (rp_lib_recv(&c, (uint64_t)slot))
+			return 1;
+		if (server) {
+			memcpy(c.bufs + RP_RECVS * c.size, &got, sizeof(got));
+			if (rp_lib_send(&c, false))
+				return 1;
+		}
+	}
+	printf("iterations: %ld\nempty_polls: %ld\n", iters, c.empty_polls);
+	/* A goodbye, so that neither side goes while the other's last
+	 * message still waits for its acknowledgement. */
+	if (client && (rp_lib_send(&c, true) || rp_wait(&c, -1, true) < 0))
+		return 1;
+	if (server && rp_wait(&c, -1, false) < 0)
+		return 1;
+	return 0;
+}

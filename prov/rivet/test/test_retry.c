@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the RC retry count rivet's connections ask for
+ * (rivet_retry.c): finite on every device, FI_RIVET_RETRY_COUNT's
+ * overrides.
+ */
+#include <criterion/criterion.h>
+
+#include "rivet.h"
+
+Test(retry, default_is_finite_on_every_device)
+{
+	/* rxe never counts 7 down: a dead peer would never fail */
+	cr_assert_eq(rivet_retry_count(RIVET_RETRY_AUTO, RIVET_VENDOR_RXE), 6);
+	/* hardware (Mellanox/NVIDIA, Broadcom) and siw: 7 is 7 retries */
+	cr_assert_eq(rivet_retry_count(RIVET_RETRY_AUTO, 0x02c9), 7);
+	cr_assert_eq(rivet_retry_count(RIVET_RETRY_AUTO, 0x14e4), 7);
+	cr_assert_eq(rivet_retry_count(RIVET_RETRY_AUTO, RIVET_VENDOR_SIW), 7);
+}
+
+Test(retry, parameter_overrides_the_device)
+{
+	cr_assert_eq(rivet_retry_count(0, RIVET_VENDOR_RXE), 0);
+	cr_assert_eq(rivet_retry_count(3, 0x02c9), 3);
+	cr_assert_eq(rivet_retry_count(7, RIVET_VENDOR_RXE), 7);
+	cr_assert_eq(rivet_retry_count(100, 0x02c9), 7);
+}
