@@ -799,8 +799,9 @@ static void flt_drive(void)
 		 "fault_other_peer_served", "peer 2: %lu errors (%s), %lu "
 		 "sends", (unsigned long)g.peers[1].errors,
 		 g.peers[1].first_errstr, (unsigned long)g.peers[1].sends_ok);
-	/* peer 1's QPs and regions go away (a few seconds at most) */
-	for (i = 0; i < 50; i++) {
+	/* peer 1's QPs and regions go away (a failed connection's QP some
+	 * 5 s after it drained: RIVET_CONN_QP_LINGER_MS) */
+	for (i = 0; i < 150; i++) {
 		qp1 = flt_resources("qp");
 		mr1 = flt_resources("mr");
 		if (qp1 <= qp0 && mr1 <= mr0)

@@ -29,6 +29,11 @@ struct rivet_rdm_ep;
 /* Of them, every RIVET_RDM_INJ_SIGNAL-th is signaled (at most inj_max):
  * its completion stands for the ones before it, which make none. */
 #define RIVET_RDM_INJ_SIGNAL 16
+/* A failed connection's drained QP is destroyed this long after: rxe
+ * (Linux 6.12) frees packets that wait for a dead neighbour's address
+ * (up to about 3 s) after their QP, and then crashes in rxe_skb_tx_dtor
+ * if the QP is gone. */
+#define RIVET_CONN_QP_LINGER_MS 5000
 
 /* What a work request's wr_id points at starts with one of these. */
 enum rivet_wr_kind {
@@ -37,6 +42,7 @@ enum rivet_wr_kind {
 	RIVET_WR_CTRL,		/* an internal send (FIN) */
 	RIVET_WR_READ,		/* a rendezvous RDMA read */
 	RIVET_WR_INJ,		/* an inject of the short path */
+	RIVET_WR_DRAIN,		/* the last WR of a failed connection's QP */
 };
 
 /* A pre-registered buffer: SRQ receive slot or FIN staging. */
@@ -72,7 +78,7 @@ struct rivet_inj_wr {
 struct rivet_conn {
 	struct rivet_rdm_ep *ep;
 	struct rdma_cm_id *id;
-	struct ibv_qp *qp;
+	struct ibv_qp *qp;		/* NULL once a failed one is released */
 	uint32_t qp_num;		/* its number (kept: late receives) */
 	uint32_t idx;			/* ours, in ep->conns */
 	uint32_t peer_idx;		/* the peer's, put in our headers */
@@ -90,6 +96,8 @@ struct rivet_conn {
 	unsigned int inj_seq;		/* of them, posted since the last
 					 * signaled one */
 	struct rivet_inj_wr inj_wr[2];	/* their wr_ids: [tagged] */
+	struct rivet_inj_wr drain_wr;	/* RIVET_WR_DRAIN's wr_id */
+	uint64_t drained_ms;		/* a failed one's QP is drained: when */
 	bool flushing;			/* rivet_conn_flush is running */
 	struct rivet_tx_op *wait_fin;	/* utlist: RTS sent, FIN pending */
 	uint64_t probe_ms;		/* wait_fin seen (probe_armed), or the
@@ -251,6 +259,7 @@ struct rivet_rdm_ep {
 	struct rdma_event_channel *cm_channel;
 	unsigned int progress_passes;	/* see rivet_rdm_progress_locked */
 	unsigned int nconnecting;	/* connections being set up */
+	unsigned int nlinger;		/* failed ones drained, QP not yet gone */
 	bool any_deferred;	/* some connection has deferred work */
 	struct rdma_cm_id *listen_id;
 	union rivet_sockaddr name;
@@ -319,6 +328,9 @@ int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
 void rivet_conn_handle_cm(struct rivet_rdm_ep *ep, struct rdma_cm_event *cm);
 void rivet_conn_fail(struct rivet_conn *conn, int err);
 void rivet_conn_probe_all(struct rivet_rdm_ep *ep);
+/* Everything a failed connection posted has completed (RIVET_WR_DRAIN):
+ * its QP is released RIVET_CONN_QP_LINGER_MS later. */
+void rivet_conn_drained(struct rivet_conn *conn);
 /* Posts op on its connection now, or queues it: while the connection
  * comes up, behind queued operations, and (FI_FENCE) until every earlier
  * operation to the peer is done.  rivet_conn_flush posts what may go. */

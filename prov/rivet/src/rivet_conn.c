@@ -44,6 +44,9 @@ static int rivet_conn_alloc(struct rivet_rdm_ep *ep, struct rivet_conn **c_p)
 		conn->inj_wr[i] = (struct rivet_inj_wr) {
 			.kind = RIVET_WR_INJ, .tagged = i, .conn = conn,
 		};
+	conn->drain_wr = (struct rivet_inj_wr) {
+		.kind = RIVET_WR_DRAIN, .conn = conn,
+	};
 	conn->addr = FI_ADDR_NOTAVAIL;
 	conn->state = RIVET_CONN_CLOSED;
 	rivet_conn_set_state(conn, RIVET_CONN_CONNECTING);
@@ -293,6 +296,25 @@ static void rivet_conn_fail_ops(struct rivet_conn *conn, int err)
 /* Operations queued or waiting on this connection fail; what is posted
  * flushes through the CQ.  The object stays until the endpoint closes,
  * since flushed completions still point at it. */
+/* A work request behind everything posted on a QP in the error state:
+ * its flush completion comes last (a send queue completes in order);
+ * rivet_conn_drained notes when, and the QP goes a linger later
+ * (rivet_conn_probe_all).  Should the post fail, the QP stays until the
+ * endpoint closes. */
+static void rivet_conn_drain(struct rivet_conn *conn)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = (uintptr_t)&conn->drain_wr, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	int ret = ibv_post_send(conn->qp, &wr, &bad);
+
+	if (ret)
+		RIVET_INFO(EP_CTRL, "connection %u: its QP stays until the "
+			   "endpoint closes (drain: %s)\n", conn->idx,
+			   strerror(ret));
+}
+
 void rivet_conn_fail(struct rivet_conn *conn, int err)
 {
 	struct rivet_rdm_ep *ep = conn->ep;
@@ -306,11 +328,11 @@ void rivet_conn_fail(struct rivet_conn *conn, int err)
 	rivet_conn_set_state(conn, RIVET_CONN_CLOSED);
 	if (conn->addr < ep->ntx_conns && ep->tx_conns[conn->addr] == conn)
 		ep->tx_conns[conn->addr] = NULL;
-	/* the QP itself stays until the endpoint closes: rxe (Linux 6.12)
-	 * frees a QP's packets that wait for a dead peer's neighbour entry
-	 * after the QP, and its kernel then crashes in rxe_skb_tx_dtor */
-	if (conn->qp)
+	/* the QP is released once drained, and a linger later */
+	if (conn->qp) {
 		ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
+		rivet_conn_drain(conn);
+	}
 	/* the peer hears of it now (DISCONNECTED), not when its next
 	 * operation on the dead QP runs out of retries: it reconnects */
 	if (was_up && err != FI_ECONNRESET)
@@ -336,6 +358,26 @@ static uint64_t rivet_conn_now_ms(void)
  * peer's NIC acknowledges it, or it runs out of retries and its error
  * completion fails the connection and its waiters (rivet_rdm_wc_ctrl).
  * Run with the rdma_cm check, off the fast path. */
+void rivet_conn_drained(struct rivet_conn *conn)
+{
+	conn->drained_ms = rivet_conn_now_ms();
+	conn->ep->nlinger++;
+}
+
+/* A drained QP whose linger is over goes (its number stays, for
+ * receives still in the CQ). */
+static void rivet_conn_release(struct rivet_conn *conn, uint64_t now)
+{
+	if (!conn->qp || !conn->drained_ms ||
+	    now - conn->drained_ms < RIVET_CONN_QP_LINGER_MS)
+		return;
+	RIVET_INFO(EP_CTRL, "connection %u: qp 0x%x released\n", conn->idx,
+		   conn->qp_num);
+	rdma_destroy_qp(conn->id);
+	conn->qp = NULL;
+	conn->ep->nlinger--;
+}
+
 void rivet_conn_probe_all(struct rivet_rdm_ep *ep)
 {
 	struct rivet_wire_hdr ping = {
@@ -345,6 +387,11 @@ void rivet_conn_probe_all(struct rivet_rdm_ep *ep)
 	uint64_t now = 0;
 	size_t i;
 
+	if (ep->nlinger) {
+		now = rivet_conn_now_ms();
+		for (i = 0; i < ep->nconns; i++)
+			rivet_conn_release(ep->conns[i], now);
+	}
 	if (!g_rivet_params.probe_ms)
 		return;
 	for (i = 0; i < ep->nconns; i++) {

@@ -242,6 +242,9 @@ static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 	case RIVET_WR_INJ:
 		rivet_rdm_wc_inj(ep, p, wc);
 		break;
+	case RIVET_WR_DRAIN:
+		rivet_conn_drained(((struct rivet_inj_wr *)p)->conn);
+		break;
 	case RIVET_WR_READ:
 		ep->ctrl_free++;
 		rivet_rndv_read_done(ep, p, wc->status);
