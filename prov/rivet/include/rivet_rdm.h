@@ -28,7 +28,9 @@ struct rivet_rdm_ep;
 #define RIVET_RDM_INJ_MAX 64
 /* Of them, every RIVET_RDM_INJ_SIGNAL-th is signaled (at most inj_max):
  * its completion stands for the ones before it, which make none. */
+#ifndef RIVET_RDM_INJ_SIGNAL
 #define RIVET_RDM_INJ_SIGNAL 16
+#endif
 /* A failed connection's drained QP is destroyed this long after: rxe
  * (Linux 6.12) frees packets that wait for a dead neighbour's address
  * (up to about 3 s) after their QP, and then crashes in rxe_skb_tx_dtor
