@@ -80,16 +80,22 @@ static int rivet_waitset_member_trywait(struct fid *fid, bool *poll_p)
 	}
 }
 
+/* Every member is checked, even after one has something, so that the
+ * changes one wake-up reports (a counter's) are not reported again by
+ * the next; the first error, else -FI_EAGAIN, else 0. */
 static int rivet_waitset_check(struct rivet_waitset *ws, bool *poll_p)
 {
 	size_t i;
-	int ret = 0;
+	int ret = 0, r;
 
 	*poll_p = false;
 	pthread_mutex_lock(&ws->lock);
 	rivet_wait_drain_signal(&ws->wait);
-	for (i = 0; i < ws->members.n && !ret; i++)
-		ret = rivet_waitset_member_trywait(ws->members.fids[i], poll_p);
+	for (i = 0; i < ws->members.n; i++) {
+		r = rivet_waitset_member_trywait(ws->members.fids[i], poll_p);
+		if (r && (!ret || ret == -FI_EAGAIN))
+			ret = r;
+	}
 	pthread_mutex_unlock(&ws->lock);
 	return ret;
 }
