@@ -24,7 +24,7 @@ layer() {
 	case ${1##*/} in
 	rivet_fabric.c | rivet_domain*.c | rivet_mr*.c | rivet_cq*.c | \
 	rivet_cntr*.c | rivet_eq*.c | rivet_av.c | rivet_wait*.c | \
-	rivet_progress.c | rivet_av.h)
+	rivet_pollset.c | rivet_progress.c | rivet_av.h | rivet_set.h)
 		echo resource ;;
 	rivet_ep.c | rivet_msg*.c | rivet_rma.c | rivet_cm.c | rivet_pep.c | \
 	rivet_rdm*.c | rivet_conn*.c | rivet_proto*.c | rivet_rx*.c | \

@@ -14,6 +14,7 @@ fi_rivet_rdm_rma (server/client), fi_rivet_rdm_atomic (4 processes; for
 rivet again with FI_RIVET_NATIVE_ATOMICS=1), both again with offset
 addressing (-O),
 fi_rivet_rdm_multi, fi_rivet_rdm_harden (misuse and failure containment),
+fi_rivet_pollset (poll sets and wait sets; rivet only),
 fi_rivet_rdm_mrcache (memory freed and reused under the registration
 cache; for rivet also ibv_reg_mr calls per 1000 rendezvous sends),
 fi_rivet_rdm_rawpeer (a raw verbs peer speaking rivet's protocol badly;
@@ -45,8 +46,8 @@ checks.
              of the MPI ranks run on node NODE (rivet-node), with its own
              address; the servers here, on ADDR
   -x STEP    skip a step: rdm rdm_auto rdm_rma tclass atomic native offset
-             multi harden mrcache rawpeer mesh kill mpi osc pingpong
-             pingpong_msg
+             multi harden pollset mrcache rawpeer mesh kill mpi osc
+             pingpong pingpong_msg
              (repeatable)
 
 The environment goes to every program; FI_* variables also to the MPI
@@ -269,6 +270,12 @@ step_single() {
 }
 
 step_harden() { step_single fi_rivet_rdm_harden; }
+
+# fi_rivet_pollset: poll sets and wait sets over two RDM endpoints of one
+# process; its error cases check rivet's answers, so rivet only.
+step_pollset() {
+	[ "$prov" = rivet ] && step_single fi_rivet_pollset
+}
 
 # fi_rivet_rdm_mrcache: buffers without descriptors freed, unmapped,
 # moved and discarded under the registration cache, a cache of 8 entries
@@ -530,7 +537,7 @@ fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
 for s in rdm rdm_auto rdm_rma tclass atomic native offset multi harden \
-	mrcache rawpeer mesh kill mpi osc pingpong pingpong_msg; do
+	pollset mrcache rawpeer mesh kill mpi osc pingpong pingpong_msg; do
 	skipped "$s" || "step_$s"
 done
 

@@ -545,6 +545,9 @@ struct rivet_cntr {
 	struct rivet_domain *domain;
 	atomic_uint_least64_t value;
 	_Atomic uint64_t polled;	/* value the last fi_cntr_read returned */
+	/* fi_poll reports a change from these: the values at the last
+	 * fi_poll that reported the counter, fi_cntr_set or fi_cntr_add */
+	_Atomic uint64_t poll_value, poll_err;
 	atomic_uint_least64_t err;
 	struct fi_cntr_attr attr;
 	struct rivet_wait wait;
@@ -559,6 +562,12 @@ struct rivet_cntr {
 int rivet_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		    struct fid_cntr **cntr_p, void *context);
 int rivet_cntr_trywait(struct rivet_cntr *cntr);
+/* Poll sets (rivet_pollset.c): progress, then whether the value or the
+ * error count moved since the baseline; take: they become the baseline. */
+bool rivet_cntr_poll_changed(struct rivet_cntr *cntr, bool take);
+/* Whether the counter fills only in progress that nothing wakes (a CQ
+ * with progress sources feeds it): waits must poll. */
+bool rivet_cntr_needs_poll(struct rivet_cntr *cntr);
 int rivet_cntr_attach_cq(struct rivet_cntr *cntr, struct rivet_cq *cq);
 void rivet_cntr_detach_cq(struct rivet_cntr *cntr, struct rivet_cq *cq);
 
@@ -709,6 +718,9 @@ int rivet_cq_arm(struct rivet_cq *cq);
 /* Collects and acks pending channel events without blocking. */
 void rivet_cq_consume_events(struct rivet_cq *cq);
 int rivet_cq_trywait(struct rivet_cq *cq);
+/* Poll sets: progress as fi_cq_read does, then whether entries or errors
+ * wait in the CQ. */
+bool rivet_cq_pending(struct rivet_cq *cq);
 const char *rivet_wc_status_str(int status);
 void rivet_cq_need_lock(struct rivet_cq *cq);
 /* The progress seam: an endpoint's source, driven by this CQ's reads. */

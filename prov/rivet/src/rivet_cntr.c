@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "rivet.h"
+#include "rivet_set.h"
 
 static struct fi_ops g_rivet_cntr_fi_ops;
 static struct fi_ops_cntr g_rivet_cntr_ops;
@@ -170,9 +171,48 @@ static uint64_t rivet_cntr_readerr(struct fid_cntr *cntr_fid)
 	return atomic_load_explicit(&cntr->err, memory_order_acquire);
 }
 
-/* A changed value, success or error, wakes fi_cntr_wait and fd waiters. */
+/* fi_poll(3): a counter is reported when its values changed since the
+ * last fi_poll, fi_cntr_set or fi_cntr_add. */
+static void rivet_cntr_poll_rebase(struct rivet_cntr *cntr)
+{
+	atomic_store(&cntr->poll_value, atomic_load(&cntr->value));
+	atomic_store(&cntr->poll_err, atomic_load(&cntr->err));
+}
+
+bool rivet_cntr_poll_changed(struct rivet_cntr *cntr, bool take)
+{
+	uint64_t v, e;
+	bool changed;
+
+	rivet_cntr_progress(cntr);
+	v = atomic_load_explicit(&cntr->value, memory_order_acquire);
+	e = atomic_load_explicit(&cntr->err, memory_order_acquire);
+	changed = v != atomic_load(&cntr->poll_value) ||
+		  e != atomic_load(&cntr->poll_err);
+	if (changed && take) {
+		atomic_store(&cntr->poll_value, v);
+		atomic_store(&cntr->poll_err, e);
+	}
+	return changed;
+}
+
+bool rivet_cntr_needs_poll(struct rivet_cntr *cntr)
+{
+	bool poll = false;
+	size_t i;
+
+	pthread_mutex_lock(&cntr->cqs_lock);
+	for (i = 0; i < cntr->ncqs && !poll; i++)
+		poll = cntr->cqs[i].cq->srcs.n != 0;
+	pthread_mutex_unlock(&cntr->cqs_lock);
+	return poll;
+}
+
+/* A changed value, success or error, wakes fi_cntr_wait and fd waiters;
+ * the application's own change is no news for poll sets. */
 static void rivet_cntr_changed(struct rivet_cntr *cntr)
 {
+	rivet_cntr_poll_rebase(cntr);
 	if (rivet_cntr_waitable(cntr))
 		rivet_wait_signal(&cntr->wait);
 }
@@ -287,6 +327,10 @@ static int rivet_cntr_attr_check(const struct fi_cntr_attr *attr)
 	if (attr->events != FI_CNTR_EVENTS_COMP)
 		return -FI_ENOSYS;
 	switch (attr->wait_obj) {
+	case FI_WAIT_SET:
+		if (!attr->wait_set)
+			return -FI_EINVAL;
+		break;
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD:
@@ -350,6 +394,16 @@ int rivet_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	cntr->cntr_fid.fid.context = context;
 	cntr->cntr_fid.fid.ops = &g_rivet_cntr_fi_ops;
 	cntr->cntr_fid.ops = &g_rivet_cntr_ops;
+	if (cntr->attr.wait_obj == FI_WAIT_SET) {
+		ret = rivet_waitset_attach(cntr->attr.wait_set, domain->fabric,
+					   &cntr->cntr_fid.fid, &cntr->wait);
+		if (ret) {
+			rivet_wait_destruct(&cntr->wait);
+			pthread_mutex_destroy(&cntr->cqs_lock);
+			free(cntr);
+			return ret;
+		}
+	}
 	atomic_fetch_add(&domain->refcnt, 1);
 	*cntr_p = &cntr->cntr_fid;
 	return 0;
@@ -362,6 +416,8 @@ static int rivet_cntr_close(struct fid *fid)
 
 	if (atomic_load(&cntr->refcnt) || cntr->ncqs)
 		return -FI_EBUSY;
+	if (cntr->attr.wait_obj == FI_WAIT_SET)
+		rivet_waitset_detach(cntr->attr.wait_set, fid, &cntr->wait);
 	rivet_wait_destruct(&cntr->wait);
 	pthread_mutex_destroy(&cntr->cqs_lock);
 	free(cntr->cqs);

@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 
 #include "rivet.h"
+#include "rivet_set.h"
 
 #define RIVET_CQ_POLL_BATCH 16
 
@@ -516,6 +517,10 @@ static int rivet_cq_attr_check(const struct fi_cq_attr *attr)
 	switch (attr->wait_obj) {
 	case FI_WAIT_NONE:
 		return 0;
+	case FI_WAIT_SET:
+		if (!attr->wait_set)
+			return -FI_EINVAL;
+		break;
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD:
 		break;
@@ -673,6 +678,15 @@ int rivet_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	cq->cq_fid.fid.context = context;
 	cq->cq_fid.fid.ops = &g_rivet_cq_fi_ops;
 	cq->cq_fid.ops = &g_rivet_cq_ops;
+	if (cq->attr.wait_obj == FI_WAIT_SET) {
+		ret = rivet_waitset_attach(cq->attr.wait_set, domain->fabric,
+					   &cq->cq_fid.fid, &cq->wait);
+		if (ret) {
+			rivet_cq_destruct(cq);
+			free(cq);
+			return ret;
+		}
+	}
 	atomic_fetch_add(&domain->refcnt, 1);
 	*cq_p = &cq->cq_fid;
 	return 0;
@@ -686,6 +700,8 @@ static int rivet_cq_close(struct fid *fid)
 
 	if (atomic_load(&cq->refcnt))
 		return -FI_EBUSY;
+	if (cq->attr.wait_obj == FI_WAIT_SET)
+		rivet_waitset_detach(cq->attr.wait_set, fid, &cq->wait);
 	ret = rivet_cq_destruct(cq);
 	if (ret)
 		return ret;

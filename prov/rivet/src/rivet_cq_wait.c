@@ -86,6 +86,17 @@ int rivet_cq_trywait(struct rivet_cq *cq)
 	return atomic_exchange(&cq->signaled, false) ? -FI_EAGAIN : 0;
 }
 
+bool rivet_cq_pending(struct rivet_cq *cq)
+{
+	bool pending;
+
+	rivet_cq_readfrom(&cq->cq_fid, NULL, 0, NULL);	/* progress only */
+	rivet_lock_acquire(&cq->lock);
+	pending = cq->count || cq->errs_count;
+	rivet_lock_release(&cq->lock);
+	return pending;
+}
+
 /*
  * fi_cq(3) makes sread invalid on a CQ without a wait object (FI_WAIT_NONE):
  * we answer -FI_EINVAL.  A timeout or fi_cq_signal gives -FI_EAGAIN.

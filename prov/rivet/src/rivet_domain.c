@@ -9,6 +9,7 @@
 #include "rivet_atomic.h"
 #include "rivet_map.h"
 #include "rivet_av.h"
+#include "rivet_set.h"
 
 static int rivet_domain_close(struct fid *fid)
 {
@@ -43,13 +44,6 @@ static int rivet_domain_av_open(struct fid_domain *domain,
 static int rivet_domain_scalable_ep(struct fid_domain *domain,
 				    struct fi_info *info, struct fid_ep **sep,
 				    void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_domain_poll_open(struct fid_domain *domain,
-				  struct fi_poll_attr *attr,
-				  struct fid_poll **pollset)
 {
 	return -FI_ENOSYS;
 }
@@ -124,7 +118,7 @@ static struct fi_ops_domain g_rivet_domain_ops = {
 	.endpoint = rivet_ep_open,
 	.scalable_ep = rivet_domain_scalable_ep,
 	.cntr_open = rivet_cntr_open,
-	.poll_open = rivet_domain_poll_open,
+	.poll_open = rivet_pollset_open,
 	.stx_ctx = rivet_domain_stx_ctx,
 	.srx_ctx = rivet_domain_srx_ctx,
 	.query_atomic = rivet_domain_query_atomic,

@@ -7,9 +7,11 @@
 #include <stdlib.h>
 
 #include "rivet.h"
+#include "rivet_set.h"
 
 static struct fi_ops g_rivet_eq_fi_ops;
 static struct fi_ops_eq g_rivet_eq_ops;
+static void rivet_eq_destruct(struct rivet_eq *eq);
 
 static bool rivet_eq_waitable(const struct rivet_eq *eq)
 {
@@ -324,6 +326,10 @@ static int rivet_eq_control(struct fid *fid, int command, void *arg)
 static int rivet_eq_attr_check(const struct fi_eq_attr *attr)
 {
 	switch (attr->wait_obj) {
+	case FI_WAIT_SET:
+		if (!attr->wait_set)
+			return -FI_EINVAL;
+		break;
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD:
@@ -410,6 +416,15 @@ int rivet_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 	eq->eq_fid.fid.context = context;
 	eq->eq_fid.fid.ops = &g_rivet_eq_fi_ops;
 	eq->eq_fid.ops = &g_rivet_eq_ops;
+	if (eq->attr.wait_obj == FI_WAIT_SET) {
+		ret = rivet_waitset_attach(eq->attr.wait_set, fabric,
+					   &eq->eq_fid.fid, &eq->wait);
+		if (ret) {
+			rivet_eq_destruct(eq);
+			free(eq);
+			return ret;
+		}
+	}
 	atomic_fetch_add(&fabric->refcnt, 1);
 	*eq_p = &eq->eq_fid;
 	return 0;
@@ -428,17 +443,24 @@ static void rivet_eq_flush(struct rivet_eq *eq)
 	eq->count = 0;
 }
 
+static void rivet_eq_destruct(struct rivet_eq *eq)
+{
+	rivet_eq_flush(eq);
+	rivet_wait_destruct(&eq->wait);
+	rdma_destroy_event_channel(eq->channel);
+	pthread_mutex_destroy(&eq->progress_lock);
+	pthread_mutex_destroy(&eq->lock);
+}
+
 static int rivet_eq_close(struct fid *fid)
 {
 	struct rivet_eq *eq = to_req(container_of(fid, struct fid_eq, fid));
 
 	if (atomic_load(&eq->refcnt))
 		return -FI_EBUSY;
-	rivet_eq_flush(eq);
-	rivet_wait_destruct(&eq->wait);
-	rdma_destroy_event_channel(eq->channel);
-	pthread_mutex_destroy(&eq->progress_lock);
-	pthread_mutex_destroy(&eq->lock);
+	if (eq->attr.wait_obj == FI_WAIT_SET)
+		rivet_waitset_detach(eq->attr.wait_set, fid, &eq->wait);
+	rivet_eq_destruct(eq);
 	atomic_fetch_sub(&eq->fabric->refcnt, 1);
 	free(eq);
 	return 0;

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The fabric object: the root of rivet's objects, opener of domains,
- * passive endpoints and event queues, and fi_trywait.
+ * passive endpoints, event queues and wait sets, and fi_trywait.
  */
 #include <stdlib.h>
 
 #include "rivet.h"
+#include "rivet_set.h"
 
 static int rivet_fabric_close(struct fid *fid)
 {
@@ -24,7 +25,11 @@ static int rivet_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 {
 	int i, ret = 0;
 
+	if (count < 0 || (count && !fids))
+		return -FI_EINVAL;
 	for (i = 0; i < count && !ret; i++) {
+		if (!fids[i])
+			return -FI_EINVAL;
 		switch (fids[i]->fclass) {
 		case FI_CLASS_CQ:
 			ret = rivet_cq_trywait(container_of(fids[i],
@@ -38,18 +43,15 @@ static int rivet_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 			ret = rivet_eq_trywait(container_of(fids[i],
 					struct rivet_eq, eq_fid.fid));
 			break;
+		case FI_CLASS_WAIT:
+			ret = rivet_waitset_trywait(container_of(fids[i],
+					struct rivet_waitset, wait_fid.fid));
+			break;
 		default:
 			return -FI_EINVAL;
 		}
 	}
 	return ret;
-}
-
-static int rivet_fabric_wait_open(struct fid_fabric *fabric,
-				  struct fi_wait_attr *attr,
-				  struct fid_wait **waitset)
-{
-	return -FI_ENOSYS;
 }
 
 static int rivet_fabric_domain2(struct fid_fabric *fabric,
@@ -77,7 +79,7 @@ static struct fi_ops_fabric g_rivet_fabric_ops = {
 	.domain = rivet_domain_open,
 	.passive_ep = rivet_pep_open,
 	.eq_open = rivet_eq_open,
-	.wait_open = rivet_fabric_wait_open,
+	.wait_open = rivet_waitset_open,
 	.trywait = rivet_fabric_trywait,
 	.domain2 = rivet_fabric_domain2,
 };
