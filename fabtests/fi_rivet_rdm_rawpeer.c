@@ -9,7 +9,9 @@
  * rendezvous.  rivet must attribute by QP, complete receives with success
  * only for bytes it placed, take FINs only from the connection of their
  * RTS, ignore what the endpoint did not ask for, and end a rendezvous's
- * exposure with it.  Each case in a child of its own.
+ * exposure with it.  And a raw peer that leaves rivet's FIN unacknowledged:
+ * on rxe (or with FI_RIVET_RNDV_CONFIRM=1) the rendezvous receive waits for
+ * the FIN, and fails with it.  Each case in a child of its own.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +37,9 @@
 
 /* The raw peer: one RC connection, a registered buffer (receive slots,
  * then send slots, then a read landing area). */
+/* rp_qp_setup: a peer that posts no receive and lets its buffer be read */
+static bool g_rp_norecv;
+
 struct rp {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *listen;
@@ -125,11 +130,12 @@ static int rp_qp_setup(struct rp *r)
 	if (!r->cq || !r->buf)
 		return -1;
 	memset(r->buf, 0, RP_BUF);
-	r->mr = ibv_reg_mr(r->pd, r->buf, RP_BUF, IBV_ACCESS_LOCAL_WRITE);
+	r->mr = ibv_reg_mr(r->pd, r->buf, RP_BUF, IBV_ACCESS_LOCAL_WRITE |
+			   (g_rp_norecv ? IBV_ACCESS_REMOTE_READ : 0));
 	attr.send_cq = attr.recv_cq = r->cq;
 	if (!r->mr || rdma_create_qp(r->id, r->pd, &attr))
 		return -1;
-	for (i = 0; i < RP_RECVS; i++)
+	for (i = 0; !g_rp_norecv && i < RP_RECVS; i++)
 		if (rp_post_recv(r, i))
 			return -1;
 	return 0;
@@ -636,10 +642,74 @@ out:
 	rp_env_close(&env);
 }
 
+/* rxe can report a failed RDMA read as successful and fail only what
+ * follows it (FI_RIVET_RNDV_CONFIRM): a rendezvous receive is reported once
+ * the FIN that ends it is acknowledged.  The raw peer sends a good RTS but
+ * posts no receive, so rivet reads the message and its FIN waits (RNR):
+ * the receive must not succeed meanwhile; when the raw peer disconnects,
+ * the FIN fails, and so does the receive, with a reason. */
+static void rp_confirm_child(void)
+{
+	const char *name = "rawpeer_rendezvous_confirmed_by_fin";
+	struct rivet_wire_hdr hdr = {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_RTS,
+		.flags = RIVET_WF_TAGGED, .tag = RP_TAG | 6, .len = RP_BIG,
+	};
+	struct rivet_wire_rts rts = { .send_id = 78, .nsegs = 1 };
+	struct sockaddr_in fake;
+	struct fi_context2 ctx;
+	struct ft_comp c;
+	struct rp_env env;
+	ssize_t ret;
+	size_t i;
+
+	g_rp_norecv = true;
+	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND | FI_RECV))
+		goto out;
+	fake = rp_fake(&env.p.a, 9);
+	if (!ft_check(!rp_connect(&env.raw, rp_name(&env.p.a), &fake), name,
+		      "raw connection to v failed"))
+		goto out;
+	for (i = 0; i < RP_BIG; i++)
+		env.raw.buf[i] = (uint8_t)(i * 5 + 1);
+	hdr.conn_idx = env.raw.peer_idx;
+	rts.segs[0] = (struct rivet_wire_seg) {
+		(uintptr_t)env.raw.buf, env.raw.mr->rkey, RP_BIG };
+	ret = fi_trecv(env.p.a.ep, env.vbuf.ptr, RP_BIG, env.vbuf.desc,
+		       FI_ADDR_UNSPEC, RP_TAG | 6, 0, &ctx);
+	if (!ft_check(!ret, name, "fi_trecv: %zd", ret) ||
+	    !ft_check(!rp_send(&env.raw, &hdr, &rts, sizeof(rts)), name,
+		      "raw send failed"))
+		goto out;
+	/* rivet reads the message and sends its FIN, which nobody takes */
+	ret = ft_rdm_wait(env.p.a.cq, &ctx, &c, 3000);
+	if (!ret && !ft_check(c.err, name, "the receive succeeded before its "
+			      "FIN was acknowledged"))
+		goto out;
+	if (ret) {
+		/* the message was read: only the FIN holds the receive */
+		ft_check(!memcmp(env.vbuf.ptr, env.raw.buf, RP_BIG), name,
+			 "the message was not read within 3 s");
+		rdma_disconnect(env.raw.id);
+		if (rp_wait(name, env.p.a.cq, &ctx, &c) ||
+		    !ft_check(c.err, name, "the receive succeeded although "
+			      "its FIN failed"))
+			goto out;
+	}
+	if (ft_check(c.prov_errno != 0 && !strstr(c.errstr, "uccess"), name,
+		     "no reason: %s", c.errstr))
+		ft_ok(name);
+out:
+	rp_env_close(&env);
+}
+
 int main(int argc, char **argv)
 {
 	ft_opts.ep_type = FI_EP_RDM;
 	ft_opts.timeout_ms = 60000;
+	/* the default on rxe; asked for so that the case means the same on
+	 * any device */
+	setenv("FI_RIVET_RNDV_CONFIRM", "1", 0);
 	ft_parse_opts(argc, argv, "rivet's RDM protocol against a raw peer.",
 		      false);
 	ft_fork_case("rawpeer_source_by_qp", rp_attrib_child);
@@ -647,5 +717,6 @@ int main(int argc, char **argv)
 	ft_fork_case("rawpeer_foreign_fin", rp_fin_child);
 	ft_fork_case("rawpeer_write_imm_without_rma", rp_imm_child);
 	ft_fork_case("rawpeer_rendezvous_exposure", rp_exposure_child);
+	ft_fork_case("rawpeer_rendezvous_confirmed_by_fin", rp_confirm_child);
 	return ft_summary();
 }

@@ -53,6 +53,7 @@ struct rivet_rdm_buf {
 	struct rivet_rdm_buf *next;	/* free list */
 	struct rivet_conn *conn;
 	uint8_t *data;
+	struct rivet_rndv_rx *rndv;	/* a FIN: the receive it confirms */
 };
 
 enum rivet_conn_state {
@@ -191,8 +192,10 @@ struct rivet_rx_op {
 struct rivet_ctrl {
 	struct rivet_ctrl *next, *prev;
 	struct rivet_rndv_rx *rndv;	/* read to (re)issue, or */
-	uint64_t send_id;		/* FIN to send, or */
+	uint64_t send_id;		/* FIN to send (fin_rx: the receive
+					 * it confirms), or */
 	int32_t status;
+	struct rivet_rndv_rx *fin_rx;
 	void *msg;			/* a message to send (malloc'd) */
 	uint32_t msg_len;
 };
@@ -257,6 +260,7 @@ struct rivet_rdm_ep {
 	size_t tx_size, rx_size, srq_size;
 	unsigned int inj_max;		/* RIVET_RDM_INJ_MAX, or less room */
 	unsigned int inj_signal;	/* RIVET_RDM_INJ_SIGNAL, <= inj_max */
+	bool rndv_confirm;		/* FI_RIVET_RNDV_CONFIRM */
 	/* verbs resources */
 	struct rdma_event_channel *cm_channel;
 	unsigned int progress_passes;	/* see rivet_rdm_progress_locked */
@@ -411,6 +415,9 @@ size_t rivet_rndv_plan(const struct iovec *iov, size_t count,
  * 0): adjusts its completion, returns the status its FIN carries. */
 int32_t rivet_rndv_outcome(int status, int prov_errno,
 			   struct rivet_cq_entry *comp);
+/* A receive whose data was read but whose FIN failed: nothing it holds
+ * can be vouched for (FI_RIVET_RNDV_CONFIRM). */
+void rivet_rndv_unconfirmed(struct rivet_cq_entry *comp);
 /* What a FIN means to the sender's operation */
 enum rivet_fin_verdict {
 	RIVET_FIN_STRAY,	/* no rendezvous of this connection */
@@ -436,8 +443,14 @@ void rivet_rndv_read_done(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 /* A FIN counts only on the connection its RTS went out on. */
 void rivet_rndv_handle_fin(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 			   const struct rivet_wire_fin *fin);
+/* A FIN; r, when not NULL, is the receive it confirms: reported when the
+ * FIN's work completion comes (rivet_rndv_confirmed). */
 int rivet_rndv_send_fin(struct rivet_conn *conn, uint64_t send_id,
-			int32_t status);
+			int32_t status, struct rivet_rndv_rx *r);
+void rivet_rndv_confirmed(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
+			  bool ok);
+/* Frees r without reporting it (its endpoint or connection is closing). */
+void rivet_rndv_drop(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r);
 void rivet_rndv_retry_deferred(struct rivet_conn *conn);
 
 /* rivet_rdm_rma.c */

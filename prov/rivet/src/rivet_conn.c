@@ -424,7 +424,10 @@ void rivet_conn_destroy(struct rivet_conn *conn)
 		rdma_destroy_id(conn->id);
 	DL_FOREACH_SAFE(conn->deferred, c, tmp) {
 		DL_DELETE(conn->deferred, c);
-		free(c->rndv);
+		if (c->rndv)
+			rivet_rndv_drop(conn->ep, c->rndv);
+		if (c->fin_rx)
+			rivet_rndv_drop(conn->ep, c->fin_rx);
 		free(c->msg);
 		free(c);
 	}

@@ -112,9 +112,44 @@ static int rivet_rndv_register(struct rivet_rdm_ep *ep,
 	return 0;
 }
 
+/* Reports r (its completion as it stands) and frees it. */
+static void rivet_rndv_report(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
+{
+	rivet_rdm_complete(ep, false, &r->comp, r->report);
+	rivet_op_mrs_release(ep, r->mrs, &r->nmrs, r->busy, &r->nbusy);
+	if (r->rx && !--r->rx->inflight && r->rx->released)
+		rivet_rx_retire(ep, r->rx);
+	free(r);
+}
+
+void rivet_rndv_drop(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
+{
+	rivet_op_mrs_release(ep, r->mrs, &r->nmrs, r->busy, &r->nbusy);
+	free(r);
+}
+
+void rivet_rndv_confirmed(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
+			  bool ok)
+{
+	if (!ok) {
+		RIVET_INFO(EP_DATA, "rendezvous %p (connection %u, send id "
+			   "0x%" PRIx64 "): its FIN failed, the receive fails\n",
+			   (void *)r, r->conn->idx, r->rts.send_id);
+		rivet_rndv_unconfirmed(&r->comp);
+	}
+	rivet_rndv_report(ep, r);
+}
+
+/*
+ * The reads are done.  The FIN tells the sender; the receive is reported
+ * now, or, with FI_RIVET_RNDV_CONFIRM (rxe), once the FIN is acknowledged:
+ * a read rxe failed but called successful is followed by a QP in error,
+ * and so by a FIN that fails (rivet_retry.c).
+ */
 static void rivet_rndv_finish(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 {
 	int32_t fin_status;
+	bool confirm;
 	size_t i;
 
 	for (i = 0; !r->status && i < r->count; i++)
@@ -123,13 +158,21 @@ static void rivet_rndv_finish(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 	RIVET_DBG(EP_DATA, "rendezvous %p (connection %u, send id 0x%" PRIx64
 		  "): %zu of %zu reads, status %d\n", (void *)r, r->conn->idx,
 		  r->rts.send_id, r->reads_done, r->nreads, r->status);
-	if (r->conn->state != RIVET_CONN_CLOSED)
-		rivet_rndv_send_fin(r->conn, r->rts.send_id, fin_status);
-	rivet_rdm_complete(ep, false, &r->comp, r->report);
-	rivet_op_mrs_release(ep, r->mrs, &r->nmrs, r->busy, &r->nbusy);
-	if (r->rx && !--r->rx->inflight && r->rx->released)
-		rivet_rx_retire(ep, r->rx);
-	free(r);
+	/* only data that was read needs a witness */
+	confirm = ep->rndv_confirm && !fin_status && r->reads_done;
+	if (r->conn->state == RIVET_CONN_CLOSED) {
+		if (confirm)
+			rivet_rndv_unconfirmed(&r->comp);
+		rivet_rndv_report(ep, r);
+		return;
+	}
+	if (!confirm) {
+		rivet_rndv_send_fin(r->conn, r->rts.send_id, fin_status, NULL);
+		rivet_rndv_report(ep, r);
+		return;
+	}
+	if (rivet_rndv_send_fin(r->conn, r->rts.send_id, 0, r) == -FI_EIO)
+		rivet_rndv_confirmed(ep, r, false);	/* not posted */
 }
 
 /* 0 when posted (or finished), -FI_EAGAIN when it must wait for room. */
@@ -179,20 +222,23 @@ static int rivet_rndv_issue(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 	return 0;
 }
 
-static void rivet_rndv_defer(struct rivet_conn *conn, struct rivet_rndv_rx *r,
-			     uint64_t send_id, int32_t status)
+static int rivet_rndv_defer(struct rivet_conn *conn, struct rivet_rndv_rx *r,
+			    uint64_t send_id, int32_t status,
+			    struct rivet_rndv_rx *fin_rx)
 {
 	struct rivet_ctrl *c = calloc(1, sizeof(*c));
 
 	if (!c) {
 		RIVET_WARN(EP_DATA, "out of memory: rendezvous lost\n");
-		return;
+		return -FI_ENOMEM;
 	}
 	c->rndv = r;
 	c->send_id = send_id;
 	c->status = status;
+	c->fin_rx = fin_rx;
 	DL_APPEND(conn->deferred, c);
 	conn->ep->any_deferred = true;
+	return 0;
 }
 
 void rivet_rndv_start(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
@@ -235,7 +281,7 @@ void rivet_rndv_start(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 		rivet_rx_retire(ep, rx);
 	}
 	if (rivet_rndv_issue(ep, r, desc) == -FI_EAGAIN)
-		rivet_rndv_defer(conn, r, 0, 0);
+		rivet_rndv_defer(conn, r, 0, 0, NULL);
 }
 
 void rivet_rndv_read_done(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
@@ -268,7 +314,7 @@ static bool rivet_rndv_fin_room(struct rivet_rdm_ep *ep)
 
 /* Posts a FIN; the caller made sure there is room. */
 static int rivet_rndv_fin_post(struct rivet_conn *conn, uint64_t send_id,
-			       int32_t status)
+			       int32_t status, struct rivet_rndv_rx *r)
 {
 	struct rivet_rdm_ep *ep = conn->ep;
 	struct rivet_rdm_buf *buf = ep->ctrl_free_list;
@@ -278,6 +324,7 @@ static int rivet_rndv_fin_post(struct rivet_conn *conn, uint64_t send_id,
 	LL_DELETE(ep->ctrl_free_list, buf);
 	ep->ctrl_free--;
 	buf->conn = conn;
+	buf->rndv = r;
 	hdr = (struct rivet_wire_hdr *)buf->data;
 	fin = (struct rivet_wire_fin *)(hdr + 1);
 	*hdr = (struct rivet_wire_hdr) {
@@ -289,6 +336,7 @@ static int rivet_rndv_fin_post(struct rivet_conn *conn, uint64_t send_id,
 	if (rivet_conn_post_send(conn, (uintptr_t)buf, buf->data,
 				 sizeof(*hdr) + sizeof(*fin),
 				 ep->slab_mr->lkey)) {
+		buf->rndv = NULL;
 		LL_PREPEND(ep->ctrl_free_list, buf);
 		ep->ctrl_free++;
 		RIVET_INFO(EP_DATA, "connection %u: a control message could "
@@ -309,6 +357,7 @@ static int rivet_ctrl_post(struct rivet_conn *conn, const void *msg,
 	LL_DELETE(ep->ctrl_free_list, buf);
 	ep->ctrl_free--;
 	buf->conn = conn;
+	buf->rndv = NULL;
 	memcpy(buf->data, msg, len);
 	((struct rivet_wire_hdr *)buf->data)->conn_idx = conn->peer_idx;
 	if (rivet_conn_post_send(conn, (uintptr_t)buf, buf->data, len,
@@ -350,13 +399,12 @@ int rivet_ctrl_send(struct rivet_conn *conn, const void *msg, size_t len)
 
 /* FINs keep their order behind deferred work of the same connection. */
 int rivet_rndv_send_fin(struct rivet_conn *conn, uint64_t send_id,
-			int32_t status)
+			int32_t status, struct rivet_rndv_rx *r)
 {
-	if (!rivet_rndv_fin_room(conn->ep) || conn->deferred) {
-		rivet_rndv_defer(conn, NULL, send_id, status);
-		return -FI_EAGAIN;
-	}
-	return rivet_rndv_fin_post(conn, send_id, status);
+	if (!rivet_rndv_fin_room(conn->ep) || conn->deferred)
+		return rivet_rndv_defer(conn, NULL, send_id, status, r) ?
+		       -FI_EIO : -FI_EAGAIN;
+	return rivet_rndv_fin_post(conn, send_id, status, r);
 }
 
 void rivet_rndv_handle_fin(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
@@ -395,6 +443,8 @@ static void rivet_rndv_fail_ctrl(struct rivet_rdm_ep *ep,
 		c->rndv->nreads = 0;
 		rivet_rndv_finish(ep, c->rndv);
 	}
+	if (c->fin_rx)
+		rivet_rndv_confirmed(ep, c->fin_rx, false);
 	free(c->msg);
 	free(c);
 }
@@ -418,9 +468,15 @@ void rivet_rndv_retry_deferred(struct rivet_conn *conn)
 		DL_DELETE(conn->deferred, c);
 		if (c->msg)
 			rivet_ctrl_post(conn, c->msg, c->msg_len);
-		else if (!c->rndv)
-			rivet_rndv_fin_post(conn, c->send_id, c->status);
+		else if (!c->rndv && rivet_rndv_fin_post(conn, c->send_id,
+							 c->status, c->fin_rx) &&
+			 c->fin_rx)
+			rivet_rndv_confirmed(ep, c->fin_rx, false);
 		free(c->msg);
 		free(c);
+		/* a post that failed failed the connection, which emptied
+		 * the list (tmp went with it) */
+		if (conn->state == RIVET_CONN_CLOSED)
+			return;
 	}
 }

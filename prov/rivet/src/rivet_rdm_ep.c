@@ -398,7 +398,11 @@ static int rivet_rdm_ep_close(struct fid *fid)
 		if (ep->conns[i])
 			rivet_conn_destroy(ep->conns[i]);
 	/* registrations of operations that never completed (rendezvous
-	 * sends, RMA without descriptors) go before the PD can */
+	 * sends, RMA without descriptors, receives whose FIN was not yet
+	 * acknowledged) go before the PD can */
+	for (i = 0; ep->ctrlbufs && i < RIVET_RDM_CTRL_BUDGET; i++)
+		if (ep->ctrlbufs[i].rndv)
+			rivet_rndv_drop(ep, ep->ctrlbufs[i].rndv);
 	for (i = 0; ep->tx_ops && i < ep->tx_size; i++)
 		rivet_tx_op_release(ep, &ep->tx_ops[i]);
 	if (ep->listen_id)
@@ -615,6 +619,8 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	 * down again */
 	ep->inj_signal = RIVET_MAX(1U, RIVET_MIN(ep->inj_max,
 						 RIVET_RDM_INJ_SIGNAL));
+	ep->rndv_confirm = rivet_rndv_confirm(g_rivet_params.rndv_confirm,
+					      dev->attr.vendor_id);
 	ep->min_multi_recv = 64;
 	ep->slot_size = (sizeof(struct rivet_wire_hdr) +
 			 RIVET_MAX(ep->eager_size,

@@ -193,7 +193,7 @@ static void rivet_rdm_unexp_release(struct rivet_rdm_ep *ep,
 	rivet_match_msg_remove(rivet_rdm_match(ep, tagged), &u->me);
 	/* a discarded rendezvous still owes its sender a FIN */
 	if (u->op == RIVET_OP_RTS && u->conn->state != RIVET_CONN_CLOSED)
-		rivet_rndv_send_fin(u->conn, u->rts.send_id, 0);
+		rivet_rndv_send_fin(u->conn, u->rts.send_id, 0, NULL);
 	free(u);
 }
 

@@ -190,6 +190,9 @@ static void rivet_rdm_wc_ctrl(struct rivet_rdm_ep *ep,
 			      struct rivet_rdm_buf *buf,
 			      const struct ibv_wc *wc)
 {
+	struct rivet_rndv_rx *r = buf->rndv;
+
+	buf->rndv = NULL;
 	LL_PREPEND(ep->ctrl_free_list, buf);
 	ep->ctrl_free++;
 	if (wc->status != IBV_WC_SUCCESS && buf->conn) {
@@ -199,6 +202,9 @@ static void rivet_rdm_wc_ctrl(struct rivet_rdm_ep *ep,
 				   ibv_wc_status_str(wc->status));
 		rivet_conn_fail(buf->conn, FI_ECONNABORTED);
 	}
+	/* a FIN that confirms a rendezvous receive (FI_RIVET_RNDV_CONFIRM) */
+	if (r)
+		rivet_rndv_confirmed(ep, r, wc->status == IBV_WC_SUCCESS);
 }
 
 /* A receive that failed (not flushed) put its QP in the error state: its

@@ -74,6 +74,13 @@ int32_t rivet_rndv_outcome(int status, int prov_errno,
 	return status == FI_ETRUNC ? 0 : status;
 }
 
+void rivet_rndv_unconfirmed(struct rivet_cq_entry *comp)
+{
+	comp->err = FI_ECONNABORTED;
+	comp->prov_errno = RIVET_PERR_CONN;
+	comp->len = 0;
+}
+
 enum rivet_fin_verdict rivet_rndv_fin_verdict(const struct rivet_tx_op *ops,
 					      size_t tx_size,
 					      const struct rivet_conn *conn,

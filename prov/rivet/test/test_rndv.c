@@ -147,6 +147,26 @@ Test(rndv, the_end_at_the_receiver)
 	cr_expect_eq(e.prov_errno, RIVET_PERR_CANCELED);
 }
 
+Test(rndv, a_receive_whose_fin_failed)
+{
+	struct rivet_cq_entry e = { .len = 100, .tag = 7 };
+
+	/* the reads said success, the FIN that should vouch for them
+	 * failed: the receive fails, claiming no bytes */
+	cr_expect_eq(rivet_rndv_outcome(0, 0, &e), 0);
+	rivet_rndv_unconfirmed(&e);
+	cr_expect_eq(e.err, FI_ECONNABORTED);
+	cr_expect_eq(e.prov_errno, RIVET_PERR_CONN);
+	cr_expect_eq(e.len, 0);
+	cr_expect_eq(e.tag, 7);
+	/* so does a truncated one: the bytes that fit are as unsure */
+	e = (struct rivet_cq_entry) { .len = 100, .olen = 20 };
+	cr_expect_eq(rivet_rndv_outcome(FI_ETRUNC, 0, &e), 0);
+	rivet_rndv_unconfirmed(&e);
+	cr_expect_eq(e.err, FI_ECONNABORTED);
+	cr_expect_eq(e.len, 0);
+}
+
 Test(rndv, a_fin_at_the_sender)
 {
 	static struct rivet_conn conn, other;
