@@ -10,7 +10,7 @@
  * only for bytes it placed, take FINs only from the connection of their
  * RTS, ignore what the endpoint did not ask for, and end a rendezvous's
  * exposure with it.  And a raw peer that leaves rivet's FIN unacknowledged:
- * on rxe (or with FI_RIVET_RNDV_CONFIRM=1) the rendezvous receive waits for
+ * on rxe (or with FI_RIVET_CONFIRM=1) the rendezvous receive waits for
  * the FIN, and fails with it.  Each case in a child of its own.
  */
 #include <arpa/inet.h>
@@ -643,7 +643,7 @@ out:
 }
 
 /* rxe can report a failed RDMA read as successful and fail only what
- * follows it (FI_RIVET_RNDV_CONFIRM): a rendezvous receive is reported once
+ * follows it (FI_RIVET_CONFIRM): a rendezvous receive is reported once
  * the FIN that ends it is acknowledged.  The raw peer sends a good RTS but
  * posts no receive, so rivet reads the message and its FIN waits (RNR):
  * the receive must not succeed meanwhile; when the raw peer disconnects,
@@ -709,7 +709,7 @@ int main(int argc, char **argv)
 	ft_opts.timeout_ms = 60000;
 	/* the default on rxe; asked for so that the case means the same on
 	 * any device */
-	setenv("FI_RIVET_RNDV_CONFIRM", "1", 0);
+	setenv("FI_RIVET_CONFIRM", "1", 0);
 	ft_parse_opts(argc, argv, "rivet's RDM protocol against a raw peer.",
 		      false);
 	ft_fork_case("rawpeer_source_by_qp", rp_attrib_child);

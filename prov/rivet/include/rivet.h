@@ -99,7 +99,7 @@ struct rivet_params {
 	size_t mr_cache_max_count;	/* 0: no registration cache */
 	size_t mr_cache_max_size;
 	char *mr_cache_monitor;		/* "userfaultfd" or "disabled" */
-	size_t rndv_confirm;	/* 0, 1 or RIVET_RNDV_CONFIRM_AUTO */
+	size_t confirm;	/* 0, 1 or RIVET_CONFIRM_AUTO */
 };
 #define RIVET_POLL_YIELD_AUTO ((size_t)-1)
 #define RIVET_POLL_YIELD_SOFT_USEC 200	/* the default on rxe and siw */
@@ -111,12 +111,13 @@ struct rivet_params {
  * FI_RIVET_RETRY_COUNT and the device's vendor id: 7, or 6 on rxe, which
  * retries forever with 7 (rivet_retry.c, unit tested). */
 uint8_t rivet_retry_count(size_t param, uint32_t vendor_id);
-#define RIVET_RNDV_CONFIRM_AUTO ((size_t)-1)	/* FI_RIVET_RNDV_CONFIRM unset */
-/* Whether a rendezvous receive is reported only once the FIN that ends
- * it is acknowledged, from FI_RIVET_RNDV_CONFIRM and the vendor id: on
- * rxe by default, which can complete a failed RDMA read as successful
- * (rivet_retry.c, unit tested). */
-bool rivet_rndv_confirm(size_t param, uint32_t vendor_id);
+#define RIVET_CONFIRM_AUTO ((size_t)-1)	/* FI_RIVET_CONFIRM unset */
+/* Whether RDM operations whose work completion a device may fake are
+ * confirmed by a work request posted after them (a rendezvous receive by
+ * its FIN, RMA by a zero-byte read), from FI_RIVET_CONFIRM and the vendor
+ * id: on rxe by default, which can complete a failed request as
+ * successful (rivet_retry.c, unit tested). */
+bool rivet_confirm_default(size_t param, uint32_t vendor_id);
 /* How long a domain's polls may find nothing before each empty one
  * yields the CPU (0: never), from FI_RIVET_POLL_YIELD and the device's
  * vendor id.  Pure (rivet_poll.c), unit tested. */

@@ -127,7 +127,9 @@ struct rivet_rma_wr {
 	unsigned int send_flags;	/* IBV_SEND_INLINE, IBV_SEND_FENCE */
 	int nsge;
 	struct ibv_sge sges[RIVET_RDM_IOV_LIMIT];
-	bool delivery;			/* the zero-byte READ follows */
+	bool delivery;			/* the zero-byte READ follows
+					 * (delivery complete, or
+					 * FI_RIVET_CONFIRM's witness) */
 	uint64_t compare_add, swap;	/* verbs atomics */
 	bool fetch;			/* a verbs atomic: reads too */
 	uint8_t ctrl_held;		/* units of ep->ctrl_free it holds */
@@ -260,7 +262,7 @@ struct rivet_rdm_ep {
 	size_t tx_size, rx_size, srq_size;
 	unsigned int inj_max;		/* RIVET_RDM_INJ_MAX, or less room */
 	unsigned int inj_signal;	/* RIVET_RDM_INJ_SIGNAL, <= inj_max */
-	bool rndv_confirm;		/* FI_RIVET_RNDV_CONFIRM */
+	bool confirm;		/* FI_RIVET_CONFIRM */
 	/* verbs resources */
 	struct rdma_event_channel *cm_channel;
 	unsigned int progress_passes;	/* see rivet_rdm_progress_locked */
@@ -416,7 +418,7 @@ size_t rivet_rndv_plan(const struct iovec *iov, size_t count,
 int32_t rivet_rndv_outcome(int status, int prov_errno,
 			   struct rivet_cq_entry *comp);
 /* A receive whose data was read but whose FIN failed: nothing it holds
- * can be vouched for (FI_RIVET_RNDV_CONFIRM). */
+ * can be vouched for (FI_RIVET_CONFIRM). */
 void rivet_rndv_unconfirmed(struct rivet_cq_entry *comp);
 /* What a FIN means to the sender's operation */
 enum rivet_fin_verdict {

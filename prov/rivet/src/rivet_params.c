@@ -21,7 +21,7 @@ struct rivet_params g_rivet_params = {
 	.mr_cache_max_count = 1024,
 	.mr_cache_max_size = (size_t)1 << 30,
 	.mr_cache_monitor = NULL,
-	.rndv_confirm = RIVET_RNDV_CONFIRM_AUTO,
+	.confirm = RIVET_CONFIRM_AUTO,
 };
 
 enum rivet_param_kind { RIVET_P_SIZE, RIVET_P_STR, RIVET_P_BOOL };
@@ -98,12 +98,13 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "its result) is probed with an empty message every so often, so "
 	  "that a dead peer or link fails them as it fails operations on "
 	  "the wire; 0: never (default: 1000)" },
-	{ "rndv_confirm", RIVET_P_SIZE, &g_rivet_params.rndv_confirm,
-	  "RDM: report a rendezvous receive only once the FIN that ends it "
-	  "is acknowledged, and fail it when the FIN fails: rxe can report "
-	  "a failed RDMA read as successful, then fails what follows it; "
-	  "costs one round trip per rendezvous receive; 0: off, 1: on "
-	  "(default: on for rxe, off on hardware)" },
+	{ "confirm", RIVET_P_SIZE, &g_rivet_params.confirm,
+	  "RDM: take a rendezvous receive as done only once the FIN that "
+	  "ends it is acknowledged, and an RMA operation only once a "
+	  "zero-byte read posted behind it completes; either fails when "
+	  "its witness does (rxe can report a failed request as successful "
+	  "and fail only what follows it); costs a round trip per such "
+	  "operation; 0: off, 1: on (default: on for rxe, off on hardware)" },
 };
 
 static const enum fi_param_type g_param_types[] = {

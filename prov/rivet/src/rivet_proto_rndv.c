@@ -142,7 +142,7 @@ void rivet_rndv_confirmed(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 
 /*
  * The reads are done.  The FIN tells the sender; the receive is reported
- * now, or, with FI_RIVET_RNDV_CONFIRM (rxe), once the FIN is acknowledged:
+ * now, or, with FI_RIVET_CONFIRM (rxe), once the FIN is acknowledged:
  * a read rxe failed but called successful is followed by a QP in error,
  * and so by a FIN that fails (rivet_retry.c).
  */
@@ -159,7 +159,7 @@ static void rivet_rndv_finish(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 		  "): %zu of %zu reads, status %d\n", (void *)r, r->conn->idx,
 		  r->rts.send_id, r->reads_done, r->nreads, r->status);
 	/* only data that was read needs a witness */
-	confirm = ep->rndv_confirm && !fin_status && r->reads_done;
+	confirm = ep->confirm && !fin_status && r->reads_done;
 	if (r->conn->state == RIVET_CONN_CLOSED) {
 		if (confirm)
 			rivet_rndv_unconfirmed(&r->comp);

@@ -619,7 +619,7 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	 * down again */
 	ep->inj_signal = RIVET_MAX(1U, RIVET_MIN(ep->inj_max,
 						 RIVET_RDM_INJ_SIGNAL));
-	ep->rndv_confirm = rivet_rndv_confirm(g_rivet_params.rndv_confirm,
+	ep->confirm = rivet_confirm_default(g_rivet_params.confirm,
 					      dev->attr.vendor_id);
 	ep->min_multi_recv = 64;
 	ep->slot_size = (sizeof(struct rivet_wire_hdr) +

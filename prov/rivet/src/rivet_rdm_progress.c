@@ -202,7 +202,7 @@ static void rivet_rdm_wc_ctrl(struct rivet_rdm_ep *ep,
 				   ibv_wc_status_str(wc->status));
 		rivet_conn_fail(buf->conn, FI_ECONNABORTED);
 	}
-	/* a FIN that confirms a rendezvous receive (FI_RIVET_RNDV_CONFIRM) */
+	/* a FIN that confirms a rendezvous receive (FI_RIVET_CONFIRM) */
 	if (r)
 		rivet_rndv_confirmed(ep, r, wc->status == IBV_WC_SUCCESS);
 }

@@ -190,8 +190,10 @@ static void rivet_rma_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		/* cq_data_size is 4 where RMA is offered: the low 32 bits */
 		.imm = htonl((uint32_t)req->data),
 		.send_flags = (req->flags & FI_FENCE) ? IBV_SEND_FENCE : 0,
-		.delivery = !req->read &&
-			    (req->flags & FI_DELIVERY_COMPLETE),
+		/* the zero-byte read behind it: delivery complete, or the
+		 * witness FI_RIVET_CONFIRM asks for (rivet_retry.c) */
+		.delivery = ep->confirm || (!req->read &&
+					    (req->flags & FI_DELIVERY_COMPLETE)),
 	};
 	rivet_rma_op_init(ep, op, conn, req->context,
 			  FI_RMA | (req->read ? FI_READ : FI_WRITE),
@@ -289,7 +291,8 @@ int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 }
 
 /* Internal work requests beyond the operation's own, each a unit of
- * ep->ctrl_free: the zero-byte READ of a delivery-complete write, and the
+ * ep->ctrl_free: the zero-byte READ of a delivery-complete write (or of
+ * any operation, with FI_RIVET_CONFIRM: its witness), and the
  * RMA event message (reserved while the connection is not up: whether
  * the peer wants events is known then). */
 static int rivet_rma_take_ctrl(struct rivet_rdm_ep *ep,
@@ -425,7 +428,7 @@ static int rivet_rma_fast_locked(struct rivet_rdm_ep *ep,
 	struct rivet_tx_op *op = ep->tx_free;
 	struct rivet_conn *conn;
 
-	if (!op || (req->flags & slow_flags) ||
+	if (!op || ep->confirm || (req->flags & slow_flags) ||
 	    (!req->read && (req->flags & FI_DELIVERY_COMPLETE)) ||
 	    !mr || !mr->ibv_mr || (mr->ibv_access & access) != access ||
 	    !len || !(conn = rivet_rma_direct_conn(ep, req->addr)))
@@ -479,6 +482,7 @@ static void rivet_rma_atomic_wr(struct rivet_rdm_ep *ep,
 		.opcode = opcode, .raddr = raddr, .rkey = (uint32_t)key,
 		.compare_add = compare_add, .swap = swap,
 		.fetch = result != NULL,
+		.delivery = ep->confirm,	/* its witness (rivet_retry.c) */
 		.send_flags = (flags & FI_FENCE) ? IBV_SEND_FENCE : 0,
 		.nsge = 1, .count = result ? 1 : 0,
 	};
@@ -502,7 +506,7 @@ ssize_t rivet_rma_native_atomic(struct rivet_rdm_ep *ep, fi_addr_t addr,
 	rivet_rdm_lock(ep);
 	ret = RIVET_RMA_SLOW;
 	op = ep->tx_free;
-	conn = op && !silent && !(flags & FI_FENCE) ?
+	conn = op && !silent && !(flags & FI_FENCE) && !ep->confirm ?
 	       rivet_rma_direct_conn(ep, addr) : NULL;
 	if (conn) {
 		rivet_rma_atomic_wr(ep, op, opcode, raddr, key, compare_add,

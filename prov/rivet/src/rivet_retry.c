@@ -20,20 +20,22 @@ uint8_t rivet_retry_count(size_t param, uint32_t vendor_id)
 }
 
 /*
- * rxe (Linux 6.12, rxe_comp.c) can end a failed RDMA read as successful:
- * when a read response arrives out of the order it expects (reordering,
- * loss), its completer goes to its error state without setting the work
- * request's status, completes the read as IBV_WC_SUCCESS with bytes never
- * written, and only then moves the QP to the error state.  A rendezvous
- * receive cannot tell such a read from a good one; but every work
- * request posted after it fails, so the FIN that ends the rendezvous is
- * the witness: the receive is reported once the FIN is acknowledged, and
- * fails if the FIN does.  Hardware needs no witness (one more round trip
- * before the receive completes): there it is off unless asked for.
+ * rxe (Linux 6.12, rxe_comp.c) can end a failed request as successful:
+ * under packet reordering or loss its completer reaches its error state
+ * for the request at the head of the send queue without setting its
+ * status (a kernel WARNING at rxe_comp.c:827), completes it as
+ * IBV_WC_SUCCESS (an RDMA read whose bytes never all came, a write not
+ * acknowledged), and only then moves the QP to the error state.  Nothing
+ * in the completion tells; but every work request posted after it fails.
+ * So a work request posted behind the operation is its witness: a
+ * rendezvous receive is reported once its FIN is acknowledged, an RMA
+ * operation once a zero-byte read behind it completes, and either fails
+ * if its witness does.  Hardware needs no witness (one more round trip
+ * per such operation): there it is off unless asked for.
  */
-bool rivet_rndv_confirm(size_t param, uint32_t vendor_id)
+bool rivet_confirm_default(size_t param, uint32_t vendor_id)
 {
-	if (param == RIVET_RNDV_CONFIRM_AUTO)
+	if (param == RIVET_CONFIRM_AUTO)
 		return vendor_id == RIVET_VENDOR_RXE;
 	return param != 0;
 }

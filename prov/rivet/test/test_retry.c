@@ -29,11 +29,11 @@ Test(retry, parameter_overrides_the_device)
 Test(retry, rendezvous_confirmed_on_rxe_only_by_default)
 {
 	/* rxe can complete a failed read as successful: the FIN witnesses */
-	cr_assert(rivet_rndv_confirm(RIVET_RNDV_CONFIRM_AUTO,
+	cr_assert(rivet_confirm_default(RIVET_CONFIRM_AUTO,
 				     RIVET_VENDOR_RXE));
-	cr_assert_not(rivet_rndv_confirm(RIVET_RNDV_CONFIRM_AUTO, 0x02c9));
-	cr_assert_not(rivet_rndv_confirm(RIVET_RNDV_CONFIRM_AUTO,
+	cr_assert_not(rivet_confirm_default(RIVET_CONFIRM_AUTO, 0x02c9));
+	cr_assert_not(rivet_confirm_default(RIVET_CONFIRM_AUTO,
 					 RIVET_VENDOR_SIW));
-	cr_assert_not(rivet_rndv_confirm(0, RIVET_VENDOR_RXE));
-	cr_assert(rivet_rndv_confirm(1, 0x02c9));
+	cr_assert_not(rivet_confirm_default(0, RIVET_VENDOR_RXE));
+	cr_assert(rivet_confirm_default(1, 0x02c9));
 }
