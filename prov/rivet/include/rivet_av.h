@@ -8,6 +8,7 @@
 
 #include "rivet.h"
 #include "rivet_map.h"
+#include "rivet_av_shm.h"
 
 /* ---- address vectors (rivet_av.c) ----
  * fi_addr_t values are slot indices, for FI_AV_TABLE and FI_AV_MAP alike;
@@ -42,6 +43,9 @@ struct rivet_av {
 	struct rivet_av_listener **eps;	/* bound endpoints, told on remove */
 	size_t neps, eps_cap;
 	atomic_int refcnt;		/* bound endpoints: close is EBUSY */
+	struct rivet_av_shm shm;	/* FI_SHARED_AV: a named AV's segment
+					 * (its entries are never reused) */
+	size_t shm_seen;		/* entries of it looked at; lock */
 };
 
 int rivet_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
@@ -76,5 +80,20 @@ int rivet_av_sym_addr(const struct sockaddr *base, size_t node, size_t svc,
  * width ("n09", 1 -> "n10"); -FI_EINVAL without a suffix when idx > 0,
  * -FI_ETOOSMALL when buf is too short. */
 int rivet_av_sym_name(const char *node, size_t idx, char *buf, size_t len);
+/* getaddrinfo for an AV's address format: -FI_EADDRNOTAVAIL on failure */
+int rivet_av_resolve(const char *node, const char *service, uint32_t format,
+		     union rivet_sockaddr *out);
+/* A numeric IPv4 or IPv6 address */
+bool rivet_av_is_numeric(const char *node);
+/* One node of insertsvc/insertsym: its address, or why it has none. */
+struct rivet_av_node {
+	union rivet_sockaddr addr;
+	int err;
+};
+/* Node i of a symmetric insert: numeric addresses count up from node 0's,
+ * host names by their numeric suffix. */
+void rivet_av_node_resolve(const char *node, const char *service,
+			   uint32_t format, struct rivet_av_node *nodes,
+			   size_t i);
 
 #endif /* RIVET_AV_H */

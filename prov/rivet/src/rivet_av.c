@@ -29,7 +29,8 @@ static bool rivet_av_slot_free(const struct rivet_av *av, size_t i)
 	return !av->valid[i] && av->addrs[i].sa.sa_family == AF_UNSPEC;
 }
 
-/* Room for n more entries without failing halfway through an insert. */
+/* Room for n more entries without failing halfway through an insert
+ * (a named AV's segment never grows). */
 static int rivet_av_reserve(struct rivet_av *av, size_t n)
 {
 	size_t need, cap = av->cap;
@@ -37,6 +38,8 @@ static int rivet_av_reserve(struct rivet_av *av, size_t n)
 	bool *valid;
 
 	n = n > av->nfree ? n - av->nfree : 0;
+	if (av->shm.hdr && n > av->shm.hdr->cap - av->count)
+		return -FI_ENOSPC;
 	if (n > SIZE_MAX / 2 / sizeof(*addrs) - av->count)
 		return -FI_ENOMEM;
 	need = av->count + n;
@@ -75,6 +78,8 @@ static void rivet_av_slot_put(struct rivet_av *av, size_t i)
 {
 	memset(&av->addrs[i], 0, sizeof(av->addrs[i]));
 	av->valid[i] = false;
+	if (av->shm.hdr)
+		return;		/* shared indices are never reused */
 	if (i + 1 == av->count) {
 		av->count--;
 		return;
@@ -99,8 +104,48 @@ static int rivet_av_insert_one(struct rivet_av *av,
 		return ret;
 	}
 	av->valid[i] = true;
+	if (av->shm.hdr)
+		rivet_av_shm_publish(&av->shm, i, sa);
 	*addr_p = i;
 	return 0;
+}
+
+/* Entry i as another process of a named AV published it. */
+static int rivet_av_adopt(struct rivet_av *av, size_t i,
+			  const union rivet_sockaddr *sa)
+{
+	int ret;
+
+	if (i >= av->count) {
+		ret = rivet_av_reserve(av, i + 1 - av->count);
+		if (ret)
+			return ret;
+		av->count = i + 1;
+	}
+	ret = rivet_addr_map_insert(&av->reverse, &sa->sa, i);
+	if (ret == -FI_EALREADY)
+		av->ndups++;
+	else if (ret)
+		return ret;
+	av->addrs[i] = *sa;
+	av->valid[i] = true;
+	return 0;
+}
+
+/* What the named AV's segment holds that this process has not seen yet
+ * (av->lock): entries published since the last look.  Removals by other
+ * processes are not seen (fi_rivet(7), SHARED AV). */
+static void rivet_av_shm_sync(struct rivet_av *av)
+{
+	size_t n = rivet_av_shm_count(&av->shm), i;
+	union rivet_sockaddr sa;
+
+	for (i = av->shm_seen; i < n; i++)
+		if ((i >= av->count || !av->valid[i]) &&
+		    rivet_av_shm_entry(&av->shm, i, &sa) &&
+		    rivet_av_adopt(av, i, &sa))
+			break;		/* no memory: look again next time */
+	av->shm_seen = i;
 }
 
 /* Another valid slot with the address takes over its reverse entry. */
@@ -137,11 +182,6 @@ static void rivet_av_slot_drop(struct rivet_av *av, size_t i)
 /* ---- where an insert call's addresses come from ---- */
 
 /* A resolved node of fi_av_insertsvc/insertsym: its address or error. */
-struct rivet_av_node {
-	union rivet_sockaddr addr;
-	int err;
-};
-
 struct rivet_av_src {
 	size_t count;
 	const uint8_t *buf;		/* fi_av_insert */
@@ -289,25 +329,34 @@ static int rivet_av_insert_src(struct rivet_av *av, struct rivet_av_src *src,
 			       void *context)
 {
 	struct rivet_eq_event *done = NULL, *errs = NULL;
-	size_t n;
+	size_t n = 0;
 	int ret;
 
+	if (av->attr.flags & FI_READ)
+		return -FI_EOPNOTSUPP;	/* a named AV opened read-only */
 	if (av->attr.flags & FI_EVENT) {
 		done = rivet_av_event_alloc(av, context);
 		if (!done)
 			return -FI_ENOMEM;
 	}
 	pthread_mutex_lock(&av->lock);
+	if (av->shm.hdr) {
+		rivet_av_shm_lock(&av->shm);
+		rivet_av_shm_sync(av);
+	}
 	ret = rivet_av_insert_check(av, src->count, flags, context);
 	if (!ret)
 		ret = rivet_av_reserve(av, src->count);
+	if (!ret)
+		n = rivet_av_insert_all(av, src, fi_addr, flags, context,
+					&errs);
+	if (av->shm.hdr)
+		rivet_av_shm_unlock(&av->shm);
+	pthread_mutex_unlock(&av->lock);
 	if (ret) {
-		pthread_mutex_unlock(&av->lock);
 		free(done);
 		return ret;
 	}
-	n = rivet_av_insert_all(av, src, fi_addr, flags, context, &errs);
-	pthread_mutex_unlock(&av->lock);
 	if (!done)
 		return (int)RIVET_MIN(n, (size_t)INT_MAX);
 	rivet_av_events_push(av, errs, done, n);
@@ -327,59 +376,6 @@ static int rivet_av_insert(struct fid_av *av_fid, const void *addr,
 }
 
 /* ---- insertsvc, insertsym: names to addresses ---- */
-
-static int rivet_av_resolve(const char *node, const char *service,
-			    uint32_t format, union rivet_sockaddr *out)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
-	struct addrinfo *ai;
-	int ret;
-
-	hints.ai_family = rivet_av_format_family(format);
-	if (hints.ai_family == AF_INET6)
-		hints.ai_flags = AI_V4MAPPED;
-	ret = getaddrinfo(node, service, &hints, &ai);
-	if (ret) {
-		RIVET_DBG(AV, "getaddrinfo(%s, %s): %s\n", node,
-			  service ? service : "-", gai_strerror(ret));
-		return -FI_EADDRNOTAVAIL;
-	}
-	memset(out, 0, sizeof(*out));
-	memcpy(out, ai->ai_addr, RIVET_MIN((size_t)ai->ai_addrlen,
-					   sizeof(*out)));
-	freeaddrinfo(ai);
-	return 0;
-}
-
-static bool rivet_av_is_numeric(const char *node)
-{
-	struct in6_addr a;
-
-	return inet_pton(AF_INET, node, &a) == 1 ||
-	       inet_pton(AF_INET6, node, &a) == 1;
-}
-
-/* Node i of a symmetric insert: numeric addresses count up from node 0's,
- * host names by their numeric suffix. */
-static void rivet_av_node_resolve(const char *node, const char *service,
-				  uint32_t format, struct rivet_av_node *nodes,
-				  size_t i)
-{
-	char name[NI_MAXHOST];
-	struct rivet_av_node *n = &nodes[i];
-
-	if (!i) {
-		n->err = rivet_av_resolve(node, service, format, &n->addr);
-	} else if (rivet_av_is_numeric(node)) {
-		n->err = nodes[0].err ? nodes[0].err :
-			 rivet_av_sym_addr(&nodes[0].addr.sa, i, 0, &n->addr);
-	} else {
-		n->err = rivet_av_sym_name(node, i, name, sizeof(name));
-		if (!n->err)
-			n->err = rivet_av_resolve(name, service, format,
-						  &n->addr);
-	}
-}
 
 static int rivet_av_insertsym(struct fid_av *av_fid, const char *node,
 			      size_t nodecnt, const char *service,
@@ -447,9 +443,13 @@ static int rivet_av_remove_locked(struct rivet_av *av, const fi_addr_t *addrs,
 			return -FI_ENOMEM;
 		memcpy(eps, av->eps, av->neps * sizeof(*eps));
 	}
-	for (i = 0; i < count; i++)
-		if (av->valid[addrs[i]])	/* listed twice */
-			rivet_av_slot_drop(av, addrs[i]);
+	for (i = 0; i < count; i++) {
+		if (!av->valid[addrs[i]])	/* listed twice */
+			continue;
+		rivet_av_slot_drop(av, addrs[i]);
+		if (av->shm.hdr)
+			rivet_av_shm_retract(&av->shm, addrs[i]);
+	}
 	*eps_p = eps;
 	return 0;
 }
@@ -466,6 +466,8 @@ static int rivet_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 		return -FI_EBADFLAGS;
 	if (count && !fi_addr)
 		return -FI_EINVAL;
+	if (av->attr.flags & FI_READ)
+		return -FI_EOPNOTSUPP;
 	pthread_mutex_lock(&av->remove_lock);
 	pthread_mutex_lock(&av->lock);
 	neps = av->neps;
@@ -536,6 +538,8 @@ int rivet_av_addr(struct rivet_av *av, fi_addr_t addr,
 	int ret = -FI_EINVAL;
 
 	pthread_mutex_lock(&av->lock);
+	if (av->shm.hdr && (addr >= av->count || !av->valid[addr]))
+		rivet_av_shm_sync(av);
 	if (addr < av->count && av->valid[addr]) {
 		*out = av->addrs[addr];
 		ret = 0;
@@ -551,6 +555,10 @@ fi_addr_t rivet_av_reverse(struct rivet_av *av, const struct sockaddr *sa)
 
 	pthread_mutex_lock(&av->lock);
 	ret = rivet_addr_map_lookup(&av->reverse, sa, &addr);
+	if (ret && av->shm.hdr) {
+		rivet_av_shm_sync(av);
+		ret = rivet_addr_map_lookup(&av->reverse, sa, &addr);
+	}
 	pthread_mutex_unlock(&av->lock);
 	return ret ? FI_ADDR_NOTAVAIL : addr;
 }
@@ -622,6 +630,7 @@ static int rivet_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 static void rivet_av_destruct(struct rivet_av *av)
 {
+	rivet_av_shm_close(&av->shm);
 	rivet_addr_map_destruct(&av->reverse);
 	pthread_mutex_destroy(&av->remove_lock);
 	pthread_mutex_destroy(&av->lock);
@@ -656,10 +665,10 @@ static int rivet_av_attr_check(const struct rivet_domain *dom,
 		return -FI_EINVAL;
 	if (attr->flags & ~(FI_EVENT | FI_SYMMETRIC | FI_READ))
 		return -FI_EBADFLAGS;
-	if (attr->name)
-		return -FI_ENOSYS;	/* no shared AVs */
-	if (attr->flags & FI_READ)
+	if ((attr->flags & FI_READ) && !attr->name)
 		return -FI_EINVAL;	/* read-only needs a name */
+	if ((attr->flags & FI_READ) && (attr->flags & FI_EVENT))
+		return -FI_EINVAL;	/* nothing to insert */
 	if (attr->rx_ctx_bits < 0)
 		return -FI_EINVAL;
 	if (attr->rx_ctx_bits)
@@ -667,6 +676,27 @@ static int rivet_av_attr_check(const struct rivet_domain *dom,
 	if (format != FI_SOCKADDR && format != FI_SOCKADDR_IN &&
 	    format != FI_SOCKADDR_IN6 && format != FI_FORMAT_UNSPEC)
 		return -FI_EINVAL;
+	return 0;
+}
+
+/* FI_SHARED_AV: the segment of the AV's name in this domain, and what it
+ * holds already. */
+static int rivet_av_named(struct rivet_av *av, const char *name,
+			  size_t count)
+{
+	char shm_name[sizeof(av->shm.name)];
+	int ret;
+
+	ret = rivet_av_shm_name(av->domain->info->domain_attr->name, name,
+				shm_name, sizeof(shm_name));
+	if (!ret)
+		ret = rivet_av_shm_open(&av->shm, shm_name, count,
+					av->attr.flags & FI_READ);
+	if (ret) {
+		RIVET_DBG(AV, "named AV %s: %s\n", name, fi_strerror(-ret));
+		return ret;
+	}
+	rivet_av_shm_sync(av);
 	return 0;
 }
 
@@ -711,8 +741,18 @@ int rivet_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		return -FI_ENOMEM;
 	av->domain = dom;
 	av->attr = *attr;
+	av->attr.name = NULL;	/* the caller's string: not kept */
 	if (av->attr.type == FI_AV_UNSPEC)
 		av->attr.type = FI_AV_TABLE;
+	if (attr->name) {
+		ret = rivet_av_named(av, attr->name, count);
+		if (ret) {
+			rivet_av_destruct(av);
+			return ret;
+		}
+		if (!attr->map_addr)
+			attr->map_addr = av->shm.map;
+	}
 	av->av_fid.fid.fclass = FI_CLASS_AV;
 	av->av_fid.fid.context = context;
 	av->av_fid.fid.ops = &g_rivet_av_fi_ops;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The address vector's pure helpers: what fi_av_insert's array holds, which
- * addresses an AV takes, and fi_av_insertsym's address and name sequences.
- * No verbs, no locks; unit tested in test/test_av.c.
+ * addresses an AV takes, fi_av_insertsym's address and name sequences, and
+ * name resolution.  No verbs, no locks; unit tested in test/test_av.c.
  */
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <stdio.h>
 
 #include "rivet_av.h"
@@ -150,4 +151,56 @@ int rivet_av_service_check(const char *service)
 			return -FI_EINVAL;
 	}
 	return 0;
+}
+
+int rivet_av_resolve(const char *node, const char *service, uint32_t format,
+		     union rivet_sockaddr *out)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai;
+	int ret;
+
+	hints.ai_family = rivet_av_format_family(format);
+	if (hints.ai_family == AF_INET6)
+		hints.ai_flags = AI_V4MAPPED;
+	ret = getaddrinfo(node, service, &hints, &ai);
+	if (ret) {
+		RIVET_DBG(AV, "getaddrinfo(%s, %s): %s\n", node,
+			  service ? service : "-", gai_strerror(ret));
+		return -FI_EADDRNOTAVAIL;
+	}
+	memset(out, 0, sizeof(*out));
+	memcpy(out, ai->ai_addr, RIVET_MIN((size_t)ai->ai_addrlen,
+					   sizeof(*out)));
+	freeaddrinfo(ai);
+	return 0;
+}
+
+bool rivet_av_is_numeric(const char *node)
+{
+	struct in6_addr a;
+
+	return inet_pton(AF_INET, node, &a) == 1 ||
+	       inet_pton(AF_INET6, node, &a) == 1;
+}
+
+/* Node i of a symmetric insert: numeric addresses count up from node 0's,
+ * host names by their numeric suffix. */
+void rivet_av_node_resolve(const char *node, const char *service,
+			   uint32_t format, struct rivet_av_node *nodes, size_t i)
+{
+	char name[NI_MAXHOST];
+	struct rivet_av_node *n = &nodes[i];
+
+	if (!i) {
+		n->err = rivet_av_resolve(node, service, format, &n->addr);
+	} else if (rivet_av_is_numeric(node)) {
+		n->err = nodes[0].err ? nodes[0].err :
+			 rivet_av_sym_addr(&nodes[0].addr.sa, i, 0, &n->addr);
+	} else {
+		n->err = rivet_av_sym_name(node, i, name, sizeof(name));
+		if (!n->err)
+			n->err = rivet_av_resolve(name, service, format,
+						  &n->addr);
+	}
 }

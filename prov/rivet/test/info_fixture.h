@@ -16,8 +16,8 @@
 #define ALL_CAPS \
 	(FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND | FI_RECV | FI_READ | \
 	 FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_LOCAL_COMM | \
-	 FI_REMOTE_COMM)
-#define COMM_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+	 FI_REMOTE_COMM | FI_SHARED_AV)
+#define COMM_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV)
 /* what the MSG info offers before matching: also FI_FENCE, given to
  * hints that ask for it (and to none at all) */
 #define MSG_BUILT_CAPS (ALL_CAPS | FI_FENCE)

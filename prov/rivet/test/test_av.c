@@ -6,6 +6,9 @@
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <criterion/criterion.h>
 
 #include "rivet_av.h"
@@ -198,9 +201,11 @@ Test(av, open_attrs)
 	g_dom.info->addr_format = FI_SOCKADDR_IN;
 	cr_assert_eq(rivet_av_open(&g_dom.domain_fid, NULL, &av, NULL),
 		     -FI_EINVAL);
-	attr.name = "shared";
+	/* a named AV opened read-only must exist */
+	attr.name = "rivet-unit-none";
+	attr.flags = FI_READ;
 	cr_assert_eq(rivet_av_open(&g_dom.domain_fid, &attr, &av, NULL),
-		     -FI_ENOSYS);
+		     -FI_ENOENT);
 	attr.name = NULL;
 	attr.flags = FI_READ;
 	cr_assert_eq(rivet_av_open(&g_dom.domain_fid, &attr, &av, NULL),
@@ -556,4 +561,128 @@ Test(av, event_mode)
 	cr_assert_eq(atomic_load(&g_eq.refcnt), 0);
 	while (g_nevents)
 		free(g_events[--g_nevents]);
+}
+
+/* ---- FI_SHARED_AV: named AVs ---- */
+
+static struct fid_av *avt_named(const char *name, uint64_t flags, int want)
+{
+	struct fi_av_attr attr = { .type = FI_AV_TABLE, .flags = flags,
+				   .name = name };
+	struct fid_av *av = NULL;
+
+	cr_assert_eq(rivet_av_open(&g_dom.domain_fid, &attr, &av, NULL),
+		     want);
+	if (!want)
+		cr_assert_not_null(attr.map_addr);
+	return av;
+}
+
+static fi_addr_t *avt_map(struct fid_av *av)
+{
+	return container_of(av, struct rivet_av, av_fid)->shm.map;
+}
+
+static bool avt_has(struct fid_av *av, fi_addr_t fa, const char *ip,
+		    uint16_t port)
+{
+	struct sockaddr_in want = avt_in(ip, port), got;
+	size_t len = sizeof(got);
+
+	return !fi_av_lookup(av, fa, &got, &len) && len == sizeof(got) &&
+	       got.sin_addr.s_addr == want.sin_addr.s_addr &&
+	       got.sin_port == want.sin_port;
+}
+
+Test(av, shared_writer_and_reader)
+{
+	struct sockaddr_in a[4] = {
+		avt_in("10.0.0.1", 7000), avt_in("10.0.0.2", 7000),
+		avt_in("10.0.0.3", 7000), avt_in("10.0.0.4", 7000),
+	};
+	char name[64];
+	struct fid_av *w, *r;
+	fi_addr_t fa[4], one = 1;
+	pid_t pid;
+	int status;
+
+	avt_close(avt_open(FI_SOCKADDR_IN, 0, 0));
+	g_dom.info = fi_allocinfo();
+	g_dom.info->addr_format = FI_SOCKADDR_IN;
+	snprintf(name, sizeof(name), "rivet-unit-%d", (int)getpid());
+	w = avt_named(name, 0, 0);
+	cr_assert_eq(fi_av_insert(w, a, 3, fa, 0, NULL), 3);
+	cr_assert(fa[0] == 0 && fa[1] == 1 && fa[2] == 2);
+	/* what map_addr shows: the fi_addr_t of every entry */
+	cr_assert(avt_map(w)[0] == 0 && avt_map(w)[2] == 2);
+	cr_assert_eq(avt_map(w)[3], FI_ADDR_NOTAVAIL);
+
+	r = avt_named(name, FI_READ, 0);
+	cr_assert(avt_has(r, 0, "10.0.0.1", 7000));
+	cr_assert(avt_has(r, 2, "10.0.0.3", 7000));
+	cr_assert_eq(fi_av_insert(r, &a[3], 1, fa, 0, NULL), -FI_EOPNOTSUPP);
+	cr_assert_eq(fi_av_remove(r, &one, 1, 0), -FI_EOPNOTSUPP);
+	/* an insert after the reader opened: seen on its first use */
+	cr_assert_eq(fi_av_insert(w, &a[3], 1, &fa[3], 0, NULL), 1);
+	cr_assert_eq(fa[3], 3);
+	cr_assert(avt_has(r, 3, "10.0.0.4", 7000));
+	cr_assert_eq(rivet_av_reverse(container_of(r, struct rivet_av,
+						   av_fid),
+				      (struct sockaddr *)&a[3]), 3);
+	/* another process sees the same table */
+	pid = fork();
+	if (!pid) {
+		struct fid_av *c = avt_named(name, FI_READ, 0);
+
+		_exit(avt_has(c, 1, "10.0.0.2", 7000) &&
+		      avt_has(c, 3, "10.0.0.4", 7000) &&
+		      avt_map(c)[3] == 3 ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* a removal shows in the map; the index is never given again */
+	cr_assert_eq(fi_av_remove(w, &one, 1, 0), 0);
+	cr_assert_eq(avt_map(r)[1], FI_ADDR_NOTAVAIL);
+	cr_assert_eq(fi_av_insert(w, &a[1], 1, &fa[1], 0, NULL), 1);
+	cr_assert_eq(fa[1], 4);
+	cr_assert_eq(fi_close(&r->fid), 0);
+	cr_assert_eq(fi_close(&w->fid), 0);
+	/* the creator's close takes the name away */
+	avt_named(name, FI_READ, -FI_ENOENT);
+	fi_freeinfo(g_dom.info);
+}
+
+/* A name left by a creator that died is made anew, not inherited; a live
+ * creator's is shared by a second writer. */
+Test(av, shared_stale_and_second_writer)
+{
+	struct sockaddr_in a = avt_in("10.0.0.9", 7000);
+	char name[64];
+	struct fid_av *w, *w2;
+	fi_addr_t fa;
+	pid_t pid;
+
+	avt_close(avt_open(FI_SOCKADDR_IN, 0, 0));
+	g_dom.info = fi_allocinfo();
+	g_dom.info->addr_format = FI_SOCKADDR_IN;
+	snprintf(name, sizeof(name), "rivet-unit-stale-%d", (int)getpid());
+	pid = fork();
+	if (!pid) {
+		struct fid_av *c = avt_named(name, 0, 0);
+
+		_exit(fi_av_insert(c, &a, 1, &fa, 0, NULL) == 1 ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+	w = avt_named(name, 0, 0);
+	cr_assert_eq(avt_map(w)[0], FI_ADDR_NOTAVAIL);	/* nothing stale */
+	cr_assert_eq(fi_av_insert(w, &a, 1, &fa, 0, NULL), 1);
+	cr_assert_eq(fa, 0);
+	w2 = avt_named(name, 0, 0);
+	cr_assert(avt_has(w2, 0, "10.0.0.9", 7000));
+	cr_assert_eq(fi_av_insert(w2, &a, 1, &fa, 0, NULL), 1);
+	cr_assert_eq(fa, 1);		/* after the first writer's */
+	cr_assert(avt_has(w, 1, "10.0.0.9", 7000));
+	cr_assert_eq(fi_close(&w2->fid), 0);
+	cr_assert_eq(fi_close(&w->fid), 0);
+	fi_freeinfo(g_dom.info);
 }

@@ -634,12 +634,25 @@ Test(info_rdm, orders_and_op_flags)
 	fi_freeinfo(h);
 }
 
+/* FI_SHARED_AV, a domain capability: named AVs (rivet_av_shm.c) */
+Test(info_rdm, shared_av)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->caps = FI_TAGGED | FI_SHARED_AV;
+	h->domain_attr->caps = FI_SHARED_AV;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert(fi->caps & FI_SHARED_AV);
+	cr_assert(fi->domain_attr->caps & FI_SHARED_AV);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
 /* ---- hints the RDM refuses: one change to hints_rdm() each ---- */
 MUT(source_err, h->caps = FI_TAGGED | FI_SOURCE | FI_SOURCE_ERR)
 MUT(multicast, h->caps = FI_MSG | FI_MULTICAST)
 MUT(named_rx_ctx, h->caps = FI_TAGGED | FI_NAMED_RX_CTX)
 MUT(variable_msg, h->caps = FI_TAGGED | FI_VARIABLE_MSG)
-MUT(shared_av, h->caps = FI_TAGGED | FI_SHARED_AV)
 MUT(hmem, h->caps = FI_TAGGED | FI_HMEM)
 MUT(trigger, h->caps = FI_TAGGED | FI_TRIGGER)
 MUT(rx_caps_beyond, h->caps = FI_MSG; h->rx_attr->caps = FI_TAGGED)
@@ -681,7 +694,7 @@ MUT(prov_layered, h->fabric_attr->prov_name = strdup("rivet;ofi_rxm"))
 
 static const struct hint_case g_rdm_nodata[] = {
 	CASE(source_err), CASE(multicast),
-	CASE(named_rx_ctx), CASE(variable_msg), CASE(shared_av), CASE(hmem),
+	CASE(named_rx_ctx), CASE(variable_msg), CASE(hmem),
 	CASE(trigger), CASE(rx_caps_beyond), CASE(ep_msg),
 	CASE(ep_dgram), CASE(protocol_msg), CASE(protocol_version),
 	CASE(addr_in6), CASE(ctrl_auto), CASE(tx_size),

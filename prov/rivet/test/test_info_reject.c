@@ -25,14 +25,12 @@ MUT(caps_rma_pmem, h->caps = FI_RMA | FI_RMA_PMEM)
 MUT(caps_trigger, h->caps = FI_MSG | FI_TRIGGER)
 MUT(caps_hmem, h->caps = FI_MSG | FI_HMEM)
 MUT(caps_collective, h->caps = FI_MSG | FI_COLLECTIVE)
-MUT(caps_shared_av, h->caps = FI_MSG | FI_SHARED_AV)
 MUT(caps_multi_recv, h->caps = FI_MSG | FI_MULTI_RECV)
 MUT(caps_av_user_id, h->caps = FI_MSG | FI_AV_USER_ID)
 MUT(caps_variable_msg, h->caps = FI_MSG | FI_VARIABLE_MSG)
 MUT(caps_prov_specific, h->caps = FI_MSG | (1ULL << 60))
 MUT(tx_caps_beyond_info, h->caps = FI_MSG; h->tx_attr->caps = FI_RMA)
 MUT(rx_caps_tagged, h->rx_attr->caps = FI_TAGGED)
-MUT(domain_caps_shared_av, h->domain_attr->caps = FI_SHARED_AV)
 /* ---- endpoint ---- */
 MUT(ep_rdm, h->ep_attr->type = FI_EP_RDM)
 MUT(ep_dgram, h->ep_attr->type = FI_EP_DGRAM)
@@ -126,10 +124,10 @@ static const struct hint_case g_nodata[] = {
 	CASE(caps_named_rx_ctx), CASE(caps_directed_recv), CASE(caps_source),
 	CASE(caps_source_err), CASE(caps_rma_event), CASE(caps_rma_pmem),
 	CASE(caps_trigger), CASE(caps_hmem),
-	CASE(caps_collective), CASE(caps_shared_av), CASE(caps_multi_recv),
+	CASE(caps_collective), CASE(caps_multi_recv),
 	CASE(caps_av_user_id), CASE(caps_variable_msg),
 	CASE(caps_prov_specific), CASE(tx_caps_beyond_info),
-	CASE(rx_caps_tagged), CASE(domain_caps_shared_av),
+	CASE(rx_caps_tagged),
 	CASE(ep_rdm), CASE(ep_dgram), CASE(ep_sock_stream), CASE(ep_protocol),
 	CASE(ep_protocol_version), CASE(ep_mem_tag_format),
 	CASE(ep_tx_ctx_cnt), CASE(ep_rx_shared), CASE(ep_tx_shared),
