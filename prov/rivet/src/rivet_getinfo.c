@@ -157,33 +157,56 @@ static void rivet_getinfo_limits(const struct rivet_dev *dev,
 		.max_mr = dev->attr.max_mr,
 		.max_mr_size = dev->attr.max_mr_size,
 		.atomics = dev->attr.atomic_cap != IBV_ATOMIC_NONE,
+		.ud_mtu = rivet_ud_mtu_bytes(dev->port_attr.active_mtu),
 	};
+}
+
+static int rivet_getinfo_dup_addr(const struct sockaddr *sa, void **addr_p,
+				  size_t *len_p)
+{
+	size_t len = rivet_addr_len(sa);
+
+	free(*addr_p);
+	*addr_p = malloc(len);
+	if (!*addr_p)
+		return -FI_ENOMEM;
+	memcpy(*addr_p, sa, len);
+	*len_p = len;
+	return 0;
+}
+
+/* A DGRAM info names addresses as DGRAM names without a QPN (rivet.h):
+ * what fi_getinfo knows is the IP; the QPN comes from fi_getname. */
+static void rivet_getinfo_ud_addr(const struct fi_info *fi,
+				  union rivet_sockaddr *sa)
+{
+	struct sockaddr_in6 ud;
+
+	if (fi->ep_attr->type != FI_EP_DGRAM ||
+	    rivet_ud_addr_from_ip(&sa->sa, &ud))
+		return;
+	memset(sa, 0, sizeof(*sa));
+	memcpy(sa, &ud, sizeof(ud));
 }
 
 static int rivet_getinfo_set_addrs(struct fi_info *fi,
 				   const struct rivet_getinfo_req *req,
 				   const struct sockaddr *src)
 {
-	union rivet_sockaddr s;
+	union rivet_sockaddr s, d;
+	int ret;
 
 	memcpy(&s, src, rivet_addr_len(src));
 	if (req->has_src)
 		rivet_addr_set_port(&s.sa, rivet_addr_port(&req->src.sa));
-	free(fi->src_addr);
-	fi->src_addr = malloc(rivet_addr_len(&s.sa));
-	if (!fi->src_addr)
-		return -FI_ENOMEM;
-	memcpy(fi->src_addr, &s, rivet_addr_len(&s.sa));
-	fi->src_addrlen = rivet_addr_len(&s.sa);
-	if (!req->has_dst)
-		return 0;
-	free(fi->dest_addr);
-	fi->dest_addr = malloc(rivet_addr_len(&req->dst.sa));
-	if (!fi->dest_addr)
-		return -FI_ENOMEM;
-	memcpy(fi->dest_addr, &req->dst, rivet_addr_len(&req->dst.sa));
-	fi->dest_addrlen = rivet_addr_len(&req->dst.sa);
-	return 0;
+	rivet_getinfo_ud_addr(fi, &s);
+	ret = rivet_getinfo_dup_addr(&s.sa, &fi->src_addr, &fi->src_addrlen);
+	if (ret || !req->has_dst)
+		return ret;
+	memcpy(&d, &req->dst, sizeof(d));
+	rivet_getinfo_ud_addr(fi, &d);
+	return rivet_getinfo_dup_addr(&d.sa, &fi->dest_addr,
+				      &fi->dest_addrlen);
 }
 
 /* One (device, address): the infos of every type that the hints select,
