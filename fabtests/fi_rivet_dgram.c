@@ -4,7 +4,8 @@
  * size up to max_msg_size with the data checked, inject, sendv/recvv,
  * remote CQ data, sends refused (too large, bad iovs, unknown address),
  * a receive buffer too small (FI_ETRUNC, and the endpoint still works),
- * fi_av_remove, counters, the -FI_ENOSYS tables and close rules. */
+ * fi_av_remove, FI_SOURCE (fi_cq_readfrom), counters, the -FI_ENOSYS
+ * tables and close rules. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,7 +100,7 @@ static void dg_ep_close(struct dg_ep *e)
 
 static int dg_setup(void)
 {
-	struct fi_info *hints = ft_hints_alloc(FI_MSG);
+	struct fi_info *hints = ft_hints_alloc(FI_MSG | FI_SOURCE);
 	struct fi_av_attr aattr = { .type = FI_AV_TABLE };
 	struct fi_info *info;
 	int ret;
@@ -115,8 +116,8 @@ static int dg_setup(void)
 	g.inject = info->tx_attr->inject_size;
 	ft_check(info->ep_attr->type == FI_EP_DGRAM && g.mtu >= 256 &&
 		 g.mtu <= 4096 && info->addr_format == FI_SOCKADDR_IN6 &&
-		 !(info->mode & FI_MSG_PREFIX) &&
-		 !(info->caps & (FI_SOURCE | FI_RMA | FI_TAGGED)),
+		 !(info->mode & FI_MSG_PREFIX) && (info->caps & FI_SOURCE) &&
+		 !(info->caps & (FI_RMA | FI_TAGGED)),
 		 "getinfo", "type %d, max_msg_size %zu, addr_format %u, "
 		 "mode 0x%llx, caps 0x%llx", info->ep_attr->type, g.mtu,
 		 info->addr_format, (unsigned long long)info->mode,
@@ -427,9 +428,10 @@ static void case_readfrom(void)
 		if (ret != -FI_EAGAIN)
 			break;
 	}
-	/* no FI_SOURCE: the source is not known */
-	ft_check(ret == 1 && src == FI_ADDR_NOTAVAIL, "readfrom",
-		 "%s, src %llu", dg_err(ret), (unsigned long long)src);
+	/* FI_SOURCE: the sender's fi_addr_t, from its GID and QPN */
+	ft_check(ret == 1 && src == g.a.addr, "readfrom_source",
+		 "%s, src %llu (want %llu)", dg_err(ret),
+		 (unsigned long long)src, (unsigned long long)g.a.addr);
 }
 
 static void case_counters(void)

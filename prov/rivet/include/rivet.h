@@ -630,6 +630,17 @@ struct rivet_wr_ctx {
 				 * device wrote (a UD GRH), not reported */
 	bool report;		/* generate a CQ entry on success */
 	struct rivet_wc_hook *hook;	/* the owner takes the completion */
+	/* receive with FI_SOURCE: who sent it (a DGRAM endpoint's lookup) */
+	struct rivet_src_resolver *source;
+};
+
+/* The fi_addr_t of a received message's sender, from its work
+ * completion (FI_ADDR_NOTAVAIL when the AV does not hold it); called by
+ * the CQ under cq->lock for successful receives. */
+struct rivet_src_resolver {
+	fi_addr_t (*resolve)(struct rivet_src_resolver *r,
+			     const struct rivet_wr_ctx *ctx,
+			     const struct ibv_wc *wc);
 };
 
 /*
@@ -1029,6 +1040,9 @@ int rivet_dgram_ep_open(struct fid_domain *domain, struct fi_info *info,
  * QP (reported as FI_ETRUNC).  sge holds room for count + 2. */
 int rivet_dgram_recv_sges(struct rivet_ep *ep, size_t slot, size_t len,
 			  struct ibv_sge *sge, size_t n, int *num_p);
+/* The source lookup of a DGRAM endpoint's receives: NULL without
+ * FI_SOURCE. */
+struct rivet_src_resolver *rivet_dgram_source(struct rivet_ep *ep);
 
 /* ---- UD addresses and lengths (rivet_ud_addr.c: pure, unit tested) ----
  * A DGRAM endpoint's name is a struct sockaddr_in6 (FI_SOCKADDR_IN6):
@@ -1046,6 +1060,10 @@ void rivet_ud_addr_encode(const uint8_t gid[16], uint32_t qpn, uint16_t lid,
 /* -FI_EINVAL unless sa is a DGRAM name with a QPN. */
 int rivet_ud_addr_decode(const struct sockaddr *sa, uint8_t gid_p[16],
 			 uint32_t *qpn_p, uint16_t *lid_p);
+/* The sender's GID in a received GRH slot: on RoCE v2 over IPv4 (ipv4)
+ * the slot holds the IPv4 header at byte 20, else an IB/IPv6 GRH. */
+void rivet_ud_grh_sgid(const uint8_t grh[RIVET_UD_GRH_LEN], bool ipv4,
+		       uint8_t gid_p[16]);
 /* An ibv_mtu (1..5) in bytes; 0 for anything else. */
 size_t rivet_ud_mtu_bytes(int mtu);
 /* What a receive of `posted` bytes got from a work completion of

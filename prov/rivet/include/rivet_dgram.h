@@ -37,6 +37,10 @@ struct rivet_dgram {
 	int gid_index;
 	union ibv_gid gid;
 	uint16_t lid;
+	bool roce_ipv4;		/* peers' GRH slots hold IPv4 headers */
+	/* FI_SOURCE: receives name their sender (source.resolve) */
+	struct rivet_src_resolver source;
+	bool want_source;
 };
 
 /* The AH and QPN of dest, making the AH on first use: 0, -FI_EINVAL (not

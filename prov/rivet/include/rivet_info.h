@@ -68,7 +68,7 @@
 
 /* FI_EP_DGRAM: plain sends over a UD QP */
 #define RIVET_DGRAM_TX_CAPS (FI_MSG | FI_SEND)
-#define RIVET_DGRAM_RX_CAPS (FI_MSG | FI_RECV)
+#define RIVET_DGRAM_RX_CAPS (FI_MSG | FI_RECV | FI_SOURCE)
 #define RIVET_DGRAM_TX_OP_FLAGS \
 	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE)
 /* receive iovs: the GRH and the tail take two of the device's SGEs */

@@ -115,6 +115,8 @@ static void rivet_cq_wc_fill(const struct rivet_cq *cq,
 		e->prov_errno = RIVET_PERR_TRUNC;
 		return;
 	}
+	if (rx && ctx->source)
+		e->src = ctx->source->resolve(ctx->source, ctx, wc);
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 		/* a remote write consumed the receive: not a message */
 		e->flags = FI_RMA | FI_REMOTE_WRITE;

@@ -28,6 +28,34 @@ int rivet_dgram_recv_sges(struct rivet_ep *ep, size_t slot, size_t len,
 	return 0;
 }
 
+/* FI_SOURCE: the sender's name rebuilt from the GRH slot and the work
+ * completion (its GID, QPN and LID), looked up in the AV. */
+static fi_addr_t rivet_dgram_src_resolve(struct rivet_src_resolver *r,
+					 const struct rivet_wr_ctx *ctx,
+					 const struct ibv_wc *wc)
+{
+	struct rivet_dgram *ud = container_of(r, struct rivet_dgram, source);
+	size_t slot = (size_t)(ctx - ud->ep->rx_ring.ctxs);
+	const uint8_t *grh = ud->rx_extra + slot * ud->extra_stride;
+	struct sockaddr_in6 name;
+	uint8_t gid[16];
+
+	if (!ud->av || (!(wc->wc_flags & IBV_WC_GRH) && !ud->roce_ipv4))
+		return FI_ADDR_NOTAVAIL;
+	RIVET_MEM_DEFINED(grh, RIVET_UD_GRH_LEN);
+	rivet_ud_grh_sgid(grh, ud->roce_ipv4, gid);
+	rivet_ud_addr_encode(gid, wc->src_qp, ud->lid ? wc->slid : 0, &name);
+	return rivet_av_reverse(ud->av, (const struct sockaddr *)&name);
+}
+
+struct rivet_src_resolver *rivet_dgram_source(struct rivet_ep *ep)
+{
+	if (!ep->ud->want_source)
+		return NULL;
+	ep->ud->source.resolve = rivet_dgram_src_resolve;
+	return &ep->ud->source;
+}
+
 static ssize_t rivet_dgram_send_req(struct rivet_ep *ep, fi_addr_t dest,
 				    struct rivet_send_req *req)
 {

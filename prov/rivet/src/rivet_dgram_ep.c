@@ -190,6 +190,7 @@ static int rivet_dgram_gid(struct rivet_ep *ep, struct rivet_dgram *ud)
 	}
 	ud->gid_index = any;
 	memcpy(ud->gid.raw, want.sin6_addr.s6_addr, 16);
+	ud->roce_ipv4 = IN6_IS_ADDR_V4MAPPED(&want.sin6_addr);
 	return 0;
 }
 
@@ -393,6 +394,7 @@ static int rivet_dgram_construct(struct rivet_ep *ep, struct rivet_dgram *ud,
 	if (!ud->mtu || ud->mtu > rivet_ud_mtu_bytes(dev->port_attr.active_mtu))
 		return -FI_EINVAL;
 	ud->listener.removed = rivet_dgram_addr_removed;
+	ud->want_source = info->caps & FI_SOURCE;
 	ud->ah_locking = ep->domain->threading != FI_THREAD_DOMAIN;
 	pthread_mutex_init(&ud->ah_lock, NULL);
 	ep->ud = ud;

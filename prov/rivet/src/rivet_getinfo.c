@@ -55,17 +55,35 @@ static int rivet_getinfo_copy_addr(const void *addr, size_t len,
 	return 0;
 }
 
+/* An IPv4-mapped IPv6 address (a DGRAM name: rivet.h) as the plain IPv4
+ * address that rdma_cm routes, without its port (the QPN's bits). */
+static void rivet_getinfo_unmap(const union rivet_sockaddr *in,
+				union rivet_sockaddr *out)
+{
+	const struct sockaddr_in6 *sin6 = &in->sin6;
+
+	*out = *in;
+	if (in->sa.sa_family != AF_INET6 ||
+	    !IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
+		return;
+	memset(out, 0, sizeof(*out));
+	out->sin.sin_family = AF_INET;
+	memcpy(&out->sin.sin_addr, &sin6->sin6_addr.s6_addr[12], 4);
+}
+
 /* Which device routes to dst, and from which local address. */
 static int rivet_getinfo_route(struct rivet_getinfo_req *req)
 {
+	union rivet_sockaddr rsrc, rdst;
 	struct rdma_cm_id *id;
-	struct sockaddr *src = req->has_src ? &req->src.sa : NULL;
+	struct sockaddr *src = req->has_src ? &rsrc.sa : NULL;
 	int ret;
 
+	rivet_getinfo_unmap(&req->src, &rsrc);
+	rivet_getinfo_unmap(&req->dst, &rdst);
 	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
 		return -FI_ENODATA;
-	ret = rdma_resolve_addr(id, src, &req->dst.sa,
-				RIVET_RESOLVE_TIMEOUT_MS);
+	ret = rdma_resolve_addr(id, src, &rdst.sa, RIVET_RESOLVE_TIMEOUT_MS);
 	if (ret || !id->verbs) {
 		RIVET_INFO(CORE, "rdma_resolve_addr: no RDMA route (%d)\n",
 			   ret ? errno : 0);
@@ -181,10 +199,14 @@ static void rivet_getinfo_ud_addr(const struct fi_info *fi,
 				  union rivet_sockaddr *sa)
 {
 	struct sockaddr_in6 ud;
+	uint8_t gid[16];
+	uint32_t qpn;
+	uint16_t lid;
 
 	if (fi->ep_attr->type != FI_EP_DGRAM ||
+	    !rivet_ud_addr_decode(&sa->sa, gid, &qpn, &lid) ||
 	    rivet_ud_addr_from_ip(&sa->sa, &ud))
-		return;
+		return;	/* a DGRAM name from the hints stays as it is */
 	memset(sa, 0, sizeof(*sa));
 	memcpy(sa, &ud, sizeof(ud));
 }

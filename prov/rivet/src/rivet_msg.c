@@ -239,6 +239,7 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 		.len = len, .cntr = ep->recv_cntr,
 		.report = !ep->rx_selective || (flags & FI_COMPLETION),
 		.hdr_len = ep->ud ? RIVET_UD_GRH_LEN : 0,
+		.source = ep->ud ? rivet_dgram_source(ep) : NULL,
 	};
 	wr.wr_id = (uintptr_t)ctx;
 	wr.sg_list = sge;

@@ -62,6 +62,19 @@ int rivet_ud_addr_decode(const struct sockaddr *sa, uint8_t gid_p[16],
 	return 0;
 }
 
+void rivet_ud_grh_sgid(const uint8_t grh[RIVET_UD_GRH_LEN], bool ipv4,
+		       uint8_t gid_p[16])
+{
+	if (ipv4) {	/* 20 bytes unused, then the IPv4 header: saddr at 12 */
+		memset(gid_p, 0, 10);
+		gid_p[10] = 0xff;
+		gid_p[11] = 0xff;
+		memcpy(gid_p + 12, grh + 20 + 12, 4);
+		return;
+	}
+	memcpy(gid_p, grh + 8, 16);	/* the GRH's SGID */
+}
+
 size_t rivet_ud_mtu_bytes(int mtu)
 {
 	if (mtu < 1 || mtu > 5)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of rivet_info.c for FI_EP_DGRAM: the info we build (MTU-sized
- * messages, sockaddr_in6 names, no RMA, no FI_SOURCE) and the hints it
+ * messages, sockaddr_in6 names, FI_SOURCE, no RMA) and the hints it
  * refuses.
  */
 #include <stdlib.h>
@@ -38,7 +38,8 @@ Test(info_dgram, build_rxe)
 	cr_assert_eq(fi->ep_attr->type, FI_EP_DGRAM);
 	cr_assert_eq(fi->ep_attr->protocol, FI_PROTO_IB_UD);
 	cr_assert_eq(fi->ep_attr->max_msg_size, 1024, "the active MTU");
-	cr_assert_eq(fi->caps, FI_MSG | FI_SEND | FI_RECV | COMM_CAPS);
+	cr_assert_eq(fi->caps,
+		     FI_MSG | FI_SEND | FI_RECV | FI_SOURCE | COMM_CAPS);
 	cr_assert_eq(fi->mode, 0, "no FI_MSG_PREFIX: the GRH is ours");
 	cr_assert_eq(fi->domain_attr->cq_data_size, 4);
 	cr_assert_eq(fi->domain_attr->mr_mode, FI_MR_LOCAL | FI_MR_ALLOCATED);
@@ -71,11 +72,23 @@ Test(info_dgram, hints_match)
 	fi_freeinfo(h);
 }
 
+Test(info_dgram, source_on_request)
+{
+	struct fi_info *h = dgram_hints(), *list = NULL;
+
+	h->caps = FI_MSG | FI_SOURCE;
+	cr_assert_eq(dgram_select(h, &list), 0);
+	cr_assert(list->caps & FI_SOURCE);
+	cr_assert(list->rx_attr->caps & FI_SOURCE);
+	fi_freeinfo(list);
+	fi_freeinfo(h);
+}
+
 Test(info_dgram, hints_refused)
 {
 	static const uint64_t caps[] = { FI_RMA, FI_TAGGED, FI_ATOMIC,
-					 FI_SOURCE, FI_DIRECTED_RECV,
-					 FI_MULTI_RECV };
+					 FI_DIRECTED_RECV, FI_MULTI_RECV,
+					 FI_SOURCE | FI_SOURCE_ERR };
 	struct fi_info *h, *list = NULL;
 	size_t i;
 

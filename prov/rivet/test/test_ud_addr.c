@@ -106,6 +106,26 @@ Test(ud_addr, decode_rejects)
 	cr_assert_eq(rivet_ud_addr_decode(NULL, gid, &qpn, &lid), -FI_EINVAL);
 }
 
+Test(ud_addr, grh_sgid)
+{
+	uint8_t grh[RIVET_UD_GRH_LEN] = { 0 }, gid[16];
+	size_t i;
+
+	/* RoCE v2 over IPv4: an IPv4 header at byte 20, saddr 10.77.0.1 */
+	grh[20] = 0x45;
+	grh[32] = 10;
+	grh[33] = 77;
+	grh[34] = 0;
+	grh[35] = 1;
+	rivet_ud_grh_sgid(grh, true, gid);
+	cr_assert_arr_eq(gid, g_gid, 16);
+	/* IB or RoCE over IPv6: the GRH's SGID at byte 8 */
+	for (i = 0; i < 16; i++)
+		grh[8 + i] = (uint8_t)(0xf0 + i);
+	rivet_ud_grh_sgid(grh, false, gid);
+	cr_assert_arr_eq(gid, grh + 8, 16);
+}
+
 Test(ud_addr, mtu_bytes)
 {
 	cr_assert_eq(rivet_ud_mtu_bytes(IBV_MTU_256), 256);
