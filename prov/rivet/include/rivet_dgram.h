@@ -48,6 +48,12 @@ struct rivet_dgram {
 int rivet_dgram_ah_get(struct rivet_dgram *ud, fi_addr_t dest,
 		       struct ibv_ah **ah_p, uint32_t *qpn_p);
 
+/* FI_SOURCE (rivet_dgram.c): the sender of a receive, from its GRH slot
+ * and work completion, looked up in the AV (ud->source.resolve). */
+fi_addr_t rivet_dgram_src_resolve(struct rivet_src_resolver *r,
+				  const struct rivet_wr_ctx *ctx,
+				  const struct ibv_wc *wc);
+
 extern struct fi_ops_msg g_rivet_dgram_msg_ops;
 
 #endif /* RIVET_DGRAM_H */

@@ -30,9 +30,9 @@ int rivet_dgram_recv_sges(struct rivet_ep *ep, size_t slot, size_t len,
 
 /* FI_SOURCE: the sender's name rebuilt from the GRH slot and the work
  * completion (its GID, QPN and LID), looked up in the AV. */
-static fi_addr_t rivet_dgram_src_resolve(struct rivet_src_resolver *r,
-					 const struct rivet_wr_ctx *ctx,
-					 const struct ibv_wc *wc)
+fi_addr_t rivet_dgram_src_resolve(struct rivet_src_resolver *r,
+				  const struct rivet_wr_ctx *ctx,
+				  const struct ibv_wc *wc)
 {
 	struct rivet_dgram *ud = container_of(r, struct rivet_dgram, source);
 	size_t slot = (size_t)(ctx - ud->ep->rx_ring.ctxs);
@@ -50,10 +50,7 @@ static fi_addr_t rivet_dgram_src_resolve(struct rivet_src_resolver *r,
 
 struct rivet_src_resolver *rivet_dgram_source(struct rivet_ep *ep)
 {
-	if (!ep->ud->want_source)
-		return NULL;
-	ep->ud->source.resolve = rivet_dgram_src_resolve;
-	return &ep->ud->source;
+	return ep->ud->want_source ? &ep->ud->source : NULL;
 }
 
 static ssize_t rivet_dgram_send_req(struct rivet_ep *ep, fi_addr_t dest,

@@ -395,6 +395,7 @@ static int rivet_dgram_construct(struct rivet_ep *ep, struct rivet_dgram *ud,
 		return -FI_EINVAL;
 	ud->listener.removed = rivet_dgram_addr_removed;
 	ud->want_source = info->caps & FI_SOURCE;
+	ud->source.resolve = rivet_dgram_src_resolve;
 	ud->ah_locking = ep->domain->threading != FI_THREAD_DOMAIN;
 	pthread_mutex_init(&ud->ah_lock, NULL);
 	ep->ud = ud;

@@ -196,6 +196,9 @@ static void rivet_info_build_tx(struct fi_tx_attr *tx,
 	tx->msg_order = t->msg_order;
 	tx->comp_order = t->tx_comp_order;
 	tx->inject_size = rivet_ep_type_size(t->inject_size, inject);
+	/* a datagram is at most one MTU, injected or not */
+	if (t->max_msg_size == RIVET_DEV_MTU)
+		tx->inject_size = RIVET_MIN(tx->inject_size, lim->ud_mtu);
 	tx->size = rivet_info_queue_size(g_rivet_params.tx_size,
 					  lim->max_qp_wr);
 	tx->iov_limit = RIVET_MIN(lim->max_sge, t->iov_limit);

@@ -59,6 +59,19 @@ Test(info_dgram, build_rxe)
 	fi_freeinfo(fi);
 }
 
+Test(info_dgram, inject_at_most_the_mtu)
+{
+	struct rivet_params saved = g_rivet_params;
+	struct fi_info *fi;
+
+	g_rivet_params.inject_size = 4096;
+	fi = rivet_info_build(&g_rxe, FI_EP_DGRAM);
+	g_rivet_params = saved;
+	cr_assert_not_null(fi);
+	cr_assert_eq(fi->tx_attr->inject_size, 1024);
+	fi_freeinfo(fi);
+}
+
 Test(info_dgram, hints_match)
 {
 	struct fi_info *h = dgram_hints(), *list = NULL;
