@@ -44,13 +44,14 @@ static const char *dg_err(ssize_t ret)
 	return buf;
 }
 
-static int dg_ep_open(struct dg_ep *e, uint64_t cntr_flags)
+static int dg_ep_open_info(struct dg_ep *e, struct fi_info *info,
+			   uint64_t cntr_flags, bool insert)
 {
 	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
 	size_t len = sizeof(e->name);
 	int ret;
 
-	ret = fi_endpoint(g.fab.domain, g.fab.info, &e->ep, NULL);
+	ret = fi_endpoint(g.fab.domain, info, &e->ep, NULL);
 	if (!ret)
 		ret = ft_cq_open(g.fab.domain, 64, FI_WAIT_NONE, &e->txcq);
 	if (!ret)
@@ -78,12 +79,17 @@ static int dg_ep_open(struct dg_ep *e, uint64_t cntr_flags)
 		ret = fi_getname(&e->ep->fid, &e->name, &len);
 	if (!ret && len != sizeof(e->name))
 		ret = -FI_EINVAL;
-	if (!ret)
+	if (!ret && insert)
 		ret = fi_av_insert(g.av, &e->name, 1, &e->addr, 0, NULL) == 1 ?
 		      0 : -FI_EINVAL;
 	if (ret)
 		ft_info("endpoint setup: %s", dg_err(ret));
 	return ret;
+}
+
+static int dg_ep_open(struct dg_ep *e, uint64_t cntr_flags)
+{
+	return dg_ep_open_info(e, g.fab.info, cntr_flags, true);
 }
 
 static void dg_ep_close(struct dg_ep *e)
@@ -124,6 +130,9 @@ static int dg_setup(void)
 		 (unsigned long long)info->caps);
 	ft_info("max_msg_size %zu, inject_size %zu, cq_data_size %zu", g.mtu,
 		g.inject, info->domain_attr->cq_data_size);
+	/* A and B without the service port (each would listen on it) */
+	if (info->src_addr && info->addr_format == FI_SOCKADDR_IN6)
+		((struct sockaddr_in6 *)info->src_addr)->sin6_port = 0;
 	ret = ft_fab_open(&g.fab, info);
 	if (!ret)
 		ret = fi_av_open(g.fab.domain, &aattr, &g.av, NULL);
@@ -434,6 +443,67 @@ static void case_readfrom(void)
 		 (unsigned long long)src, (unsigned long long)g.a.addr);
 }
 
+/* fi_getinfo's node/service as a DGRAM address: an endpoint opened on a
+ * service address answers SIDR, and an AV resolves the address to its
+ * name (what upstream fabtests clients insert: fi->dest_addr). */
+static void case_service(void)
+{
+	const char *svc = ft_opts.src_port ? ft_opts.src_port :
+					      FT_DEFAULT_PORT;
+	struct fi_info *ci = fi_dupinfo(g.fab.info);
+	struct sockaddr_in6 *sin6 = ci ? ci->src_addr : NULL;
+	struct sockaddr_in6 got, nobody;
+	struct dg_ep c = { 0 };
+	size_t len = sizeof(got);
+	fi_addr_t addr;
+	uint64_t t0;
+	int ret;
+
+	if (!sin6) {
+		ft_fail("service_resolve", "no src_addr");
+		fi_freeinfo(ci);
+		return;
+	}
+	sin6->sin6_port = htons((uint16_t)atoi(svc));
+	if (dg_ep_open_info(&c, ci, 0, false)) {
+		ft_fail("service_resolve", "endpoint on port %s", svc);
+		goto out;
+	}
+	t0 = ft_now_ms();
+	ret = fi_av_insert(g.av, sin6, 1, &addr, 0, NULL);
+	ft_info("service address [port %s] resolved in %llu ms", svc,
+		(unsigned long long)(ft_now_ms() - t0));
+	if (ret != 1 || fi_av_lookup(g.av, addr, &got, &len) ||
+	    memcmp(&got, &c.name, sizeof(got))) {
+		ft_fail("service_resolve", "insert %s, qpn 0x%x (want 0x%x)",
+			dg_err(ret), ntohl(got.sin6_flowinfo),
+			ntohl(c.name.sin6_flowinfo));
+		goto out;
+	}
+	ft_ok("service_resolve");
+	ret = (int)fi_recv(c.ep, g.rx.ptr, g.mtu, g.rx.desc, FI_ADDR_UNSPEC,
+			   &g.rxctx);
+	ft_fill(g.tx.ptr, 100, 21);
+	if (!ret)
+		ret = (int)fi_send(g.a.ep, g.tx.ptr, 100, g.tx.desc, addr,
+				   &g.txctx);
+	if (!ret && !dg_wait("service_send", g.a.txcq, &g.txctx, FI_SEND, 0,
+			     NULL) &&
+	    !dg_wait("service_send", c.rxcq, &g.rxctx, FI_RECV, 100, NULL))
+		ft_check(ft_verify(g.rx.ptr, 100, 21) < 0, "service_send",
+			 "data differs");
+	else if (ret)
+		ft_fail("service_send", "%s", dg_err(ret));
+	nobody = *sin6;
+	nobody.sin6_port = htons((uint16_t)(atoi(svc) + 1));
+	ret = fi_av_insert(g.av, &nobody, 1, &addr, 0, NULL);
+	ft_check(ret == 0 && addr == FI_ADDR_NOTAVAIL, "service_nobody",
+		 "insert %s", dg_err(ret));
+out:
+	dg_ep_close(&c);
+	fi_freeinfo(ci);
+}
+
 static void case_counters(void)
 {
 	uint64_t sent = fi_cntr_read(g.a.cntr);
@@ -509,6 +579,7 @@ int main(int argc, char **argv)
 	case_av_remove();
 	case_self();
 	case_readfrom();
+	case_service();
 	case_counters();
 	case_enosys();
 	case_enable_rules();

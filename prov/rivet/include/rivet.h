@@ -1064,6 +1064,19 @@ int rivet_ud_addr_decode(const struct sockaddr *sa, uint8_t gid_p[16],
  * the slot holds the IPv4 header at byte 20, else an IB/IPv6 GRH. */
 void rivet_ud_grh_sgid(const uint8_t grh[RIVET_UD_GRH_LEN], bool ipv4,
 		       uint8_t gid_p[16]);
+/* A DGRAM service address: an IP and a port but no QPN (what fi_getinfo
+ * gives for node/service), which an AV resolves through rdma_cm's SIDR
+ * to the name of the endpoint listening there. */
+bool rivet_ud_addr_is_service(const struct sockaddr *sa);
+/* The IP and port of a DGRAM address as rdma_cm takes them: an
+ * IPv4-mapped address as AF_INET; -FI_EINVAL for other families. */
+int rivet_ud_addr_to_ip(const struct sockaddr *sa, union rivet_sockaddr *out);
+/* SIDR (rivet_ud_resolve.c): the name of the DGRAM endpoint listening at
+ * a service address, within timeout_ms: 0, -FI_EADDRNOTAVAIL (nobody
+ * listens there), -FI_ETIMEDOUT, -FI_EHOSTUNREACH. */
+#define RIVET_UD_RESOLVE_MS 5000
+int rivet_ud_resolve(const struct sockaddr *svc, int timeout_ms,
+		     union rivet_sockaddr *name_p);
 /* An ibv_mtu (1..5) in bytes; 0 for anything else. */
 size_t rivet_ud_mtu_bytes(int mtu);
 /* What a receive of `posted` bytes got from a work completion of

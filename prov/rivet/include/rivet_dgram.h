@@ -41,6 +41,8 @@ struct rivet_dgram {
 	/* FI_SOURCE: receives name their sender (source.resolve) */
 	struct rivet_src_resolver source;
 	bool want_source;
+	/* opened on a service address: its SIDR listener (rivet_dgram_cm.c) */
+	struct rivet_dgram_listener *listener_cm;
 };
 
 /* The AH and QPN of dest, making the AH on first use: 0, -FI_EINVAL (not
@@ -53,6 +55,11 @@ int rivet_dgram_ah_get(struct rivet_dgram *ud, fi_addr_t dest,
 fi_addr_t rivet_dgram_src_resolve(struct rivet_src_resolver *r,
 				  const struct rivet_wr_ctx *ctx,
 				  const struct ibv_wc *wc);
+
+/* The SIDR listener (rivet_dgram_cm.c): started by fi_enable when the
+ * endpoint's address has a port, stopped by fi_close. */
+int rivet_dgram_listen(struct rivet_ep *ep);
+void rivet_dgram_unlisten(struct rivet_ep *ep);
 
 extern struct fi_ops_msg g_rivet_dgram_msg_ops;
 

@@ -290,6 +290,8 @@ static int rivet_dgram_ep_enable(struct rivet_ep *ep)
 		ret = rivet_ep_bounce_construct(ep);
 	if (!ret)
 		ret = rivet_dgram_extra_construct(ep, ud);
+	if (!ret)
+		ret = rivet_dgram_listen(ep);
 	if (ret)
 		return ret;
 	rivet_ep_attach_cntrs(ep, true);
@@ -341,6 +343,7 @@ static int rivet_dgram_ep_close(struct fid *fid)
 	struct rivet_ep *ep = container_of(fid, struct rivet_ep, ep_fid.fid);
 	struct rivet_dgram *ud = to_rud(fid);
 
+	rivet_dgram_unlisten(ep);
 	if (ud->av)
 		rivet_av_unbind_ep(ud->av, &ud->listener);
 	if (ep->qp)

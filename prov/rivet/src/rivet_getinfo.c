@@ -193,8 +193,9 @@ static int rivet_getinfo_dup_addr(const struct sockaddr *sa, void **addr_p,
 	return 0;
 }
 
-/* A DGRAM info names addresses as DGRAM names without a QPN (rivet.h):
- * what fi_getinfo knows is the IP; the QPN comes from fi_getname. */
+/* A DGRAM info gives node/service as a DGRAM service address (rivet.h:
+ * the IP and the port, no QPN), which an AV resolves by SIDR; the QPN
+ * itself comes from fi_getname. */
 static void rivet_getinfo_ud_addr(const struct fi_info *fi,
 				  union rivet_sockaddr *sa)
 {
@@ -207,6 +208,8 @@ static void rivet_getinfo_ud_addr(const struct fi_info *fi,
 	    !rivet_ud_addr_decode(&sa->sa, gid, &qpn, &lid) ||
 	    rivet_ud_addr_from_ip(&sa->sa, &ud))
 		return;	/* a DGRAM name from the hints stays as it is */
+	/* the port stays: a service address (rivet_ud_resolve) */
+	ud.sin6_port = htons(rivet_addr_port(&sa->sa));
 	memset(sa, 0, sizeof(*sa));
 	memcpy(sa, &ud, sizeof(ud));
 }

@@ -62,6 +62,43 @@ int rivet_ud_addr_decode(const struct sockaddr *sa, uint8_t gid_p[16],
 	return 0;
 }
 
+bool rivet_ud_addr_is_service(const struct sockaddr *sa)
+{
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+
+	if (!sa)
+		return false;
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_port != 0;
+	return sa->sa_family == AF_INET6 && !sin6->sin6_flowinfo &&
+	       sin6->sin6_port;
+}
+
+int rivet_ud_addr_to_ip(const struct sockaddr *sa, union rivet_sockaddr *out)
+{
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+
+	if (!sa || !out)
+		return -FI_EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (sa->sa_family == AF_INET) {
+		out->sin = *(const struct sockaddr_in *)sa;
+		return 0;
+	}
+	if (sa->sa_family != AF_INET6)
+		return -FI_EINVAL;
+	if (!IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+		out->sin6.sin6_family = AF_INET6;
+		out->sin6.sin6_port = sin6->sin6_port;
+		out->sin6.sin6_addr = sin6->sin6_addr;
+		return 0;
+	}
+	out->sin.sin_family = AF_INET;
+	out->sin.sin_port = sin6->sin6_port;
+	memcpy(&out->sin.sin_addr, &sin6->sin6_addr.s6_addr[12], 4);
+	return 0;
+}
+
 void rivet_ud_grh_sgid(const uint8_t grh[RIVET_UD_GRH_LEN], bool ipv4,
 		       uint8_t gid_p[16])
 {

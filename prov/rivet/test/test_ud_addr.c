@@ -126,6 +126,38 @@ Test(ud_addr, grh_sgid)
 	cr_assert_arr_eq(gid, grh + 8, 16);
 }
 
+Test(ud_addr, service_addresses)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(9228) };
+	struct sockaddr_in6 svc, name;
+	union rivet_sockaddr ip;
+
+	inet_pton(AF_INET, "10.77.0.1", &sin.sin_addr);
+	rivet_ud_addr_from_ip((struct sockaddr *)&sin, &svc);
+	cr_assert_not(rivet_ud_addr_is_service((struct sockaddr *)&svc),
+		      "port 0");
+	svc.sin6_port = htons(9228);
+	cr_assert(rivet_ud_addr_is_service((struct sockaddr *)&svc));
+	cr_assert(rivet_ud_addr_is_service((struct sockaddr *)&sin));
+	rivet_ud_addr_encode(g_gid, 0x22, 0, &name);
+	cr_assert_not(rivet_ud_addr_is_service((struct sockaddr *)&name),
+		      "a name has its QPN");
+	cr_assert_not(rivet_ud_addr_is_service(NULL));
+
+	cr_assert_eq(rivet_ud_addr_to_ip((struct sockaddr *)&svc, &ip), 0);
+	cr_assert_eq(ip.sa.sa_family, AF_INET, "mapped: plain IPv4");
+	cr_assert_eq(ip.sin.sin_port, htons(9228));
+	cr_assert_eq(ip.sin.sin_addr.s_addr, sin.sin_addr.s_addr);
+	inet_pton(AF_INET6, "fe80::2", &svc.sin6_addr);
+	svc.sin6_flowinfo = htonl(5);
+	cr_assert_eq(rivet_ud_addr_to_ip((struct sockaddr *)&svc, &ip), 0);
+	cr_assert_eq(ip.sa.sa_family, AF_INET6);
+	cr_assert_eq(ip.sin6.sin6_flowinfo, 0);
+	cr_assert_arr_eq(&ip.sin6.sin6_addr, &svc.sin6_addr, 16);
+	cr_assert_eq(rivet_ud_addr_to_ip(NULL, &ip), -FI_EINVAL);
+}
+
 Test(ud_addr, mtu_bytes)
 {
 	cr_assert_eq(rivet_ud_mtu_bytes(IBV_MTU_256), 256);
