@@ -346,6 +346,7 @@ static int rivet_dgram_ep_close(struct fid *fid)
 	rivet_dgram_unlisten(ep);
 	if (ud->av)
 		rivet_av_unbind_ep(ud->av, &ud->listener);
+	ud->av = NULL;	/* the flush below reports no sources */
 	if (ep->qp)
 		rivet_ep_destroy_qp(ep);
 	rivet_dgram_ahs_destroy(ud);
