@@ -27,9 +27,10 @@ layer() {
 	rivet_pollset.c | rivet_progress.c | rivet_av.h | rivet_set.h)
 		echo resource ;;
 	rivet_ep.c | rivet_msg*.c | rivet_rma.c | rivet_cm.c | rivet_pep.c | \
-	rivet_rdm*.c | rivet_conn*.c | rivet_proto*.c | rivet_rx*.c | \
-	rivet_tx*.c | rivet_rndv*.c | rivet_eager*.c | \
-	rivet_rdm.h | rivet_proto.h | rivet_match.h | rivet_match.c)
+	rivet_rdm*.c | rivet_dgram*.c | rivet_conn*.c | rivet_proto*.c | \
+	rivet_rx*.c | rivet_tx*.c | rivet_rndv*.c | rivet_eager*.c | \
+	rivet_rdm.h | rivet_dgram.h | rivet_proto.h | rivet_match.h | \
+	rivet_match.c)
 		echo endpoint ;;
 	*)
 		echo other ;;

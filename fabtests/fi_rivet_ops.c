@@ -113,7 +113,8 @@ static int op_getinfo(enum fi_ep_type type, struct fi_info **info_p)
 
 	ft_opts.ep_type = type;
 	hints = ft_hints_alloc(type == FI_EP_RDM ? FI_MSG | FI_TAGGED |
-			       FI_RMA | FI_ATOMIC : FI_MSG | FI_RMA);
+			       FI_RMA | FI_ATOMIC :
+			       type == FI_EP_DGRAM ? FI_MSG : FI_MSG | FI_RMA);
 	if (!hints)
 		return -FI_ENOMEM;
 	ret = ft_getinfo(hints, info_p);
@@ -141,7 +142,7 @@ static int op_open(struct op_objs *o, enum fi_ep_type type)
 		ret = ft_cq_open(o->domain, 16, FI_WAIT_UNSPEC, &o->cq);
 	if (!ret && (step = "fi_cntr_open"))
 		ret = fi_cntr_open(o->domain, &cntr_attr, &o->cntr, NULL);
-	if (!ret && type == FI_EP_RDM && (step = "fi_av_open"))
+	if (!ret && type != FI_EP_MSG && (step = "fi_av_open"))
 		ret = fi_av_open(o->domain, &av_attr, &o->av, NULL);
 	if (!ret && (step = "fi_mr_reg"))
 		ret = fi_mr_reg(o->domain, o->buf, sizeof(o->buf),
@@ -288,6 +289,43 @@ static void op_msg(void)
 	op_close(&o);
 }
 
+/* A DGRAM endpoint sends and receives only: RMA, atomics, tags,
+ * collectives and connections answer -FI_ENOSYS. */
+static void op_dgram_enosys(struct op_objs *o)
+{
+	struct fid_ep *ep = o->ep;
+	uint64_t v = 0;
+	ssize_t ret;
+
+	ret = fi_write(ep, o->buf, 8, NULL, 0, 0, 0, NULL);
+	ft_check(ret == -FI_ENOSYS, "dgram_write", "%s", op_err((int)ret));
+	ret = fi_read(ep, o->buf, 8, NULL, 0, 0, 0, NULL);
+	ft_check(ret == -FI_ENOSYS, "dgram_read", "%s", op_err((int)ret));
+	ret = fi_atomic(ep, &v, 1, NULL, 0, 0, 0, FI_UINT64, FI_SUM, NULL);
+	ft_check(ret == -FI_ENOSYS, "dgram_atomic", "%s", op_err((int)ret));
+	ret = fi_tsend(ep, o->buf, 8, NULL, 0, 1, NULL);
+	ft_check(ret == -FI_ENOSYS, "dgram_tsend", "%s", op_err((int)ret));
+	ret = fi_connect(ep, o->buf, NULL, 0);
+	ft_check(ret == -FI_ENOSYS, "dgram_connect", "%s", op_err((int)ret));
+	ret = fi_shutdown(ep, 0);
+	ft_check(ret == -FI_ENOSYS, "dgram_shutdown", "%s", op_err((int)ret));
+	ret = fi_barrier(ep, 0, NULL);
+	ft_check(ret == -FI_ENOSYS, "dgram_barrier", "%s", op_err((int)ret));
+}
+
+static void op_dgram(void)
+{
+	struct op_objs o;
+
+	if (!op_open(&o, FI_EP_DGRAM)) {
+		op_check_common("dgram", &o);
+		op_check_fid("dgram_av", &o.av->fid);
+		OP_TABLE("dgram_av_ops", o.av->ops, struct fi_ops_av);
+		op_dgram_enosys(&o);
+	}
+	op_close(&o);
+}
+
 int main(int argc, char **argv)
 {
 	ft_parse_opts(argc, argv,
@@ -296,5 +334,6 @@ int main(int argc, char **argv)
 	/* a NULL slot called crashes: each type in a child */
 	ft_fork_case("ops_msg", op_msg);
 	ft_fork_case("ops_rdm", op_rdm);
+	ft_fork_case("ops_dgram", op_dgram);
 	return ft_summary();
 }

@@ -173,6 +173,11 @@ if [ "$prov" = rivet ]; then
 		-s "$addr" -Y no
 	# injects larger than the device's inline size: the bounce-buffer path
 	FI_RIVET_INJECT_SIZE=4096 run_rivet_pair fi_rivet_msg -S 4096
+	# FI_EP_DGRAM over a UD QP (two endpoints in one process), and its
+	# injects through the bounce buffers
+	run_single fi_rivet_dgram -s "$addr"
+	FI_RIVET_INJECT_SIZE=1024 run_single_as fi_rivet_dgram_bounce \
+		fi_rivet_dgram -s "$addr"
 fi
 
 if command -v fi_pingpong >/dev/null; then
@@ -180,6 +185,12 @@ if command -v fi_pingpong >/dev/null; then
 	run_pair fi_pingpong fi_pingpong_msg "$port" -- \
 		-p "$prov" -e msg -I 10 -S all -c -B "$port" -- \
 		-p "$prov" -e msg -I 10 -S all -c -P "$port" "$addr"
+	if [ "$prov" = rivet ]; then
+		port=$((port + 2))
+		run_pair fi_pingpong fi_pingpong_dgram "$port" -- \
+			-p "$prov" -e dgram -I 10 -S all -c -B "$port" -- \
+			-p "$prov" -e dgram -I 10 -S all -c -P "$port" "$addr"
+	fi
 else
 	echo "# fi_pingpong not installed (apt-get install libfabric-bin)"
 fi

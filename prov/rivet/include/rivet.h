@@ -229,6 +229,7 @@ struct rivet_info_limits {
 	size_t max_mr;
 	size_t max_mr_size;
 	bool atomics;
+	size_t ud_mtu;		/* FI_EP_DGRAM's max_msg_size: active MTU */
 };
 /* ep_attr->protocol of the RDM wire (docs/protocol.md); here so that the
  * info code needs none of the RDM headers. */
@@ -236,7 +237,7 @@ struct rivet_info_limits {
 /* fi_endpoint(3)'s generic, unstructured tag format (alternating bits);
  * libfabric's own FI_TAG_GENERIC is internal to it. */
 #define RIVET_TAG_GENERIC 0xAAAAAAAAAAAAAAAAULL
-/* What lim offers for an endpoint type (FI_EP_MSG, FI_EP_RDM); NULL for
+/* What lim offers for an endpoint type (MSG, RDM, DGRAM); NULL for
  * other types or without memory. */
 struct fi_info *rivet_info_build(const struct rivet_info_limits *lim,
 				 enum fi_ep_type type);
@@ -288,6 +289,8 @@ int rivet_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 		  struct fid_mc **mc, void *context);
 extern struct fi_ops_tagged g_rivet_no_tagged_ops;
 extern struct fi_ops_collective g_rivet_no_collective_ops;
+extern struct fi_ops_rma g_rivet_no_rma_ops;
+extern struct fi_ops_atomic g_rivet_no_atomic_ops;
 int rivet_errno_to_fi(int err);
 /* rdma_cm leaves min_rnr_timer at 0 (655 ms): a peer that finds no receive
  * posted would stall that long before retrying.  12 is 0.64 ms. */
@@ -624,8 +627,21 @@ struct rivet_wr_ctx {
 	struct rivet_cntr *cntr;
 	struct rivet_cntr *imm_cntr;	/* receive: a write with immediate */
 	bool rx;		/* a receive: its length is the message's */
+	uint8_t hdr_len;	/* receive: bytes before the message that the
+				 * device wrote (a UD GRH), not reported */
 	bool report;		/* generate a CQ entry on success */
 	struct rivet_wc_hook *hook;	/* the owner takes the completion */
+	/* receive with FI_SOURCE: who sent it (a DGRAM endpoint's lookup) */
+	struct rivet_src_resolver *source;
+};
+
+/* The fi_addr_t of a received message's sender, from its work
+ * completion (FI_ADDR_NOTAVAIL when the AV does not hold it); called by
+ * the CQ under cq->lock for successful receives. */
+struct rivet_src_resolver {
+	fi_addr_t (*resolve)(struct rivet_src_resolver *r,
+			     const struct rivet_wr_ctx *ctx,
+			     const struct ibv_wc *wc);
 };
 
 /*
@@ -955,6 +971,8 @@ struct rivet_ep {
 	size_t cm_data_len;
 	size_t tx_size, rx_size, iov_limit;
 	int tos;	/* rivet_tclass_tos of the class, or -1 */
+	/* FI_EP_DGRAM only (rivet_dgram_ep.c): the UD side; NULL on MSG */
+	struct rivet_dgram *ud;
 };
 
 int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -992,6 +1010,8 @@ struct rivet_send_req {
 	bool silent;		/* fi_inject*: never a CQ entry */
 	uint64_t compare_add, swap;	/* verbs atomics */
 	struct rivet_wc_hook *hook;	/* a step of an emulated atomic */
+	struct ibv_ah *ah;		/* FI_EP_DGRAM: the destination */
+	uint32_t remote_qpn, remote_qkey;
 };
 
 ssize_t rivet_ep_post_send(struct rivet_ep *ep,
@@ -1000,6 +1020,71 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 			   void **desc, size_t count, void *context,
 			   uint64_t flags);
 int rivet_ep_enable(struct rivet_ep *ep);
+/* Shared by MSG and DGRAM endpoints (rivet_msg_ep.c). */
+int rivet_ep_construct(struct rivet_ep *ep, struct rivet_domain *dom,
+		       const struct fi_info *info);
+int rivet_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int rivet_ep_control(struct fid *fid, int command, void *arg);
+int rivet_ep_close(struct fid *fid);
+int rivet_ep_hidden_cqs(struct rivet_ep *ep);
+int rivet_ep_ring_construct(struct rivet_wr_ring *ring, size_t size);
+int rivet_ep_bounce_construct(struct rivet_ep *ep);
+void rivet_ep_attach_cntrs(struct rivet_ep *ep, bool attach);
+/* Flushes and reaps the QP's work requests, then destroys it. */
+void rivet_ep_destroy_qp(struct rivet_ep *ep);
+extern struct fi_ops_ep g_rivet_ep_ops;
+/* FI_EP_DGRAM endpoints over a UD QP (rivet_dgram_ep.c, rivet_dgram.c) */
+int rivet_dgram_ep_open(struct fid_domain *domain, struct fi_info *info,
+			struct fid_ep **ep_p, void *context);
+/* The receive's extra SGEs around the user's: the GRH slot first, and a
+ * tail that keeps a message longer than the buffer from failing the
+ * QP (reported as FI_ETRUNC).  sge holds room for count + 2. */
+int rivet_dgram_recv_sges(struct rivet_ep *ep, size_t slot, size_t len,
+			  struct ibv_sge *sge, size_t n, int *num_p);
+/* The source lookup of a DGRAM endpoint's receives: NULL without
+ * FI_SOURCE. */
+struct rivet_src_resolver *rivet_dgram_source(struct rivet_ep *ep);
+
+/* ---- UD addresses and lengths (rivet_ud_addr.c: pure, unit tested) ----
+ * A DGRAM endpoint's name is a struct sockaddr_in6 (FI_SOCKADDR_IN6):
+ * sin6_addr the port's GID (on RoCE over IPv4 the IPv4-mapped address
+ * ::ffff:a.b.c.d, which is the GID), sin6_flowinfo the UD QPN
+ * (big-endian), sin6_scope_id the LID (IB; 0 on RoCE), sin6_port the
+ * QPN's low 16 bits (0xffff when they are 0: no name has port 0). */
+#define RIVET_UD_GRH_LEN 40
+#define RIVET_UD_QKEY 0x11111111u	/* every rivet DGRAM QP's */
+#define RIVET_UD_QPN_MAX 0xffffffu
+/* An IP (AF_INET or AF_INET6) as a DGRAM address without a QPN. */
+int rivet_ud_addr_from_ip(const struct sockaddr *ip, struct sockaddr_in6 *out);
+void rivet_ud_addr_encode(const uint8_t gid[16], uint32_t qpn, uint16_t lid,
+			  struct sockaddr_in6 *out);
+/* -FI_EINVAL unless sa is a DGRAM name with a QPN. */
+int rivet_ud_addr_decode(const struct sockaddr *sa, uint8_t gid_p[16],
+			 uint32_t *qpn_p, uint16_t *lid_p);
+/* The sender's GID in a received GRH slot: on RoCE v2 over IPv4 (ipv4)
+ * the slot holds the IPv4 header at byte 20, else an IB/IPv6 GRH. */
+void rivet_ud_grh_sgid(const uint8_t grh[RIVET_UD_GRH_LEN], bool ipv4,
+		       uint8_t gid_p[16]);
+/* A DGRAM service address: an IP and a port but no QPN (what fi_getinfo
+ * gives for node/service), which an AV resolves through rdma_cm's SIDR
+ * to the name of the endpoint listening there. */
+bool rivet_ud_addr_is_service(const struct sockaddr *sa);
+/* The IP and port of a DGRAM address as rdma_cm takes them: an
+ * IPv4-mapped address as AF_INET; -FI_EINVAL for other families. */
+int rivet_ud_addr_to_ip(const struct sockaddr *sa, union rivet_sockaddr *out);
+/* SIDR (rivet_ud_resolve.c): the name of the DGRAM endpoint listening at
+ * a service address, within timeout_ms: 0, -FI_EADDRNOTAVAIL (nobody
+ * listens there), -FI_ETIMEDOUT, -FI_EHOSTUNREACH. */
+#define RIVET_UD_RESOLVE_MS 5000
+int rivet_ud_resolve(const struct sockaddr *svc, int timeout_ms,
+		     union rivet_sockaddr *name_p);
+/* An ibv_mtu (1..5) in bytes; 0 for anything else. */
+size_t rivet_ud_mtu_bytes(int mtu);
+/* What a receive of `posted` bytes got from a work completion of
+ * byte_len bytes (GRH included): the message's length in *len_p, or
+ * -FI_ETRUNC with the bytes placed in *len_p and the rest in *olen_p. */
+int rivet_ud_recv_len(uint32_t byte_len, size_t hdr_len, size_t posted,
+		      size_t *len_p, size_t *olen_p);
 void rivet_ep_push_event(struct rivet_ep *ep, uint32_t event, int err,
 			 int prov_errno, const void *data, size_t len);
 

@@ -66,6 +66,14 @@
 	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | \
 	 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 
+/* FI_EP_DGRAM: plain sends over a UD QP */
+#define RIVET_DGRAM_TX_CAPS (FI_MSG | FI_SEND)
+#define RIVET_DGRAM_RX_CAPS (FI_MSG | FI_RECV | FI_SOURCE)
+#define RIVET_DGRAM_TX_OP_FLAGS \
+	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE)
+/* receive iovs: the GRH and the tail take two of the device's SGEs */
+#define RIVET_DGRAM_IOV_LIMIT_INFO 16
+
 #define RIVET_MR_MODE \
 	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
 /* Counters are software (an atomic and an eventfd): bounded by fds. */
@@ -79,6 +87,8 @@
 #define RIVET_RDM_IOV_LIMIT 4
 /* A size that is the device's own limit rather than a constant. */
 #define RIVET_DEV SIZE_MAX
+/* The port's active MTU (lim->ud_mtu): a datagram's largest payload. */
+#define RIVET_DEV_MTU (SIZE_MAX - 1)
 #define RIVET_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /*

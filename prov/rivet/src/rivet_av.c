@@ -282,6 +282,10 @@ static int rivet_av_insert_next(struct rivet_av *av, struct rivet_av_src *src,
 	ret = rivet_av_src_get(src, format, i, &sa);
 	if (!ret)
 		ret = rivet_av_addr_check(&sa.sa, format);
+	/* a DGRAM domain's service address names whoever listens there */
+	if (!ret && av->domain->info->ep_attr->type == FI_EP_DGRAM &&
+	    rivet_ud_addr_is_service(&sa.sa))
+		ret = rivet_ud_resolve(&sa.sa, RIVET_UD_RESOLVE_MS, &sa);
 	if (!ret)
 		ret = rivet_av_insert_one(av, &sa, addr_p);
 	return ret;

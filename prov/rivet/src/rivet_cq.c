@@ -105,8 +105,18 @@ static void rivet_cq_wc_fill(const struct rivet_cq *cq,
 		e->prov_errno = wc->status;
 		return;
 	}
-	if (rx)
+	/* a UD receive: the GRH is not the application's, and a datagram
+	 * longer than the buffer landed partly in the endpoint's tail */
+	if (rx && wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 		e->len = wc->byte_len;
+	} else if (rx && rivet_ud_recv_len(wc->byte_len, ctx->hdr_len,
+					   ctx->len, &e->len, &e->olen)) {
+		e->err = FI_ETRUNC;
+		e->prov_errno = RIVET_PERR_TRUNC;
+		return;
+	}
+	if (rx && ctx->source)
+		e->src = ctx->source->resolve(ctx->source, ctx, wc);
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 		/* a remote write consumed the receive: not a message */
 		e->flags = FI_RMA | FI_REMOTE_WRITE;

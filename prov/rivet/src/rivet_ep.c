@@ -16,6 +16,8 @@ int rivet_ep_open(struct fid_domain *domain, struct fi_info *info,
 		return rivet_msg_ep_open(domain, info, ep_p, context);
 	case FI_EP_RDM:
 		return rivet_rdm_ep_open(domain, info, ep_p, context);
+	case FI_EP_DGRAM:
+		return rivet_dgram_ep_open(domain, info, ep_p, context);
 	default:
 		return -FI_ENOSYS;
 	}

@@ -55,17 +55,35 @@ static int rivet_getinfo_copy_addr(const void *addr, size_t len,
 	return 0;
 }
 
+/* An IPv4-mapped IPv6 address (a DGRAM name: rivet.h) as the plain IPv4
+ * address that rdma_cm routes, without its port (the QPN's bits). */
+static void rivet_getinfo_unmap(const union rivet_sockaddr *in,
+				union rivet_sockaddr *out)
+{
+	const struct sockaddr_in6 *sin6 = &in->sin6;
+
+	*out = *in;
+	if (in->sa.sa_family != AF_INET6 ||
+	    !IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
+		return;
+	memset(out, 0, sizeof(*out));
+	out->sin.sin_family = AF_INET;
+	memcpy(&out->sin.sin_addr, &sin6->sin6_addr.s6_addr[12], 4);
+}
+
 /* Which device routes to dst, and from which local address. */
 static int rivet_getinfo_route(struct rivet_getinfo_req *req)
 {
+	union rivet_sockaddr rsrc, rdst;
 	struct rdma_cm_id *id;
-	struct sockaddr *src = req->has_src ? &req->src.sa : NULL;
+	struct sockaddr *src = req->has_src ? &rsrc.sa : NULL;
 	int ret;
 
+	rivet_getinfo_unmap(&req->src, &rsrc);
+	rivet_getinfo_unmap(&req->dst, &rdst);
 	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
 		return -FI_ENODATA;
-	ret = rdma_resolve_addr(id, src, &req->dst.sa,
-				RIVET_RESOLVE_TIMEOUT_MS);
+	ret = rdma_resolve_addr(id, src, &rdst.sa, RIVET_RESOLVE_TIMEOUT_MS);
 	if (ret || !id->verbs) {
 		RIVET_INFO(CORE, "rdma_resolve_addr: no RDMA route (%d)\n",
 			   ret ? errno : 0);
@@ -157,33 +175,63 @@ static void rivet_getinfo_limits(const struct rivet_dev *dev,
 		.max_mr = dev->attr.max_mr,
 		.max_mr_size = dev->attr.max_mr_size,
 		.atomics = dev->attr.atomic_cap != IBV_ATOMIC_NONE,
+		.ud_mtu = rivet_ud_mtu_bytes(dev->port_attr.active_mtu),
 	};
+}
+
+static int rivet_getinfo_dup_addr(const struct sockaddr *sa, void **addr_p,
+				  size_t *len_p)
+{
+	size_t len = rivet_addr_len(sa);
+
+	free(*addr_p);
+	*addr_p = malloc(len);
+	if (!*addr_p)
+		return -FI_ENOMEM;
+	memcpy(*addr_p, sa, len);
+	*len_p = len;
+	return 0;
+}
+
+/* A DGRAM info gives node/service as a DGRAM service address (rivet.h:
+ * the IP and the port, no QPN), which an AV resolves by SIDR; the QPN
+ * itself comes from fi_getname. */
+static void rivet_getinfo_ud_addr(const struct fi_info *fi,
+				  union rivet_sockaddr *sa)
+{
+	struct sockaddr_in6 ud;
+	uint8_t gid[16];
+	uint32_t qpn;
+	uint16_t lid;
+
+	if (fi->ep_attr->type != FI_EP_DGRAM ||
+	    !rivet_ud_addr_decode(&sa->sa, gid, &qpn, &lid) ||
+	    rivet_ud_addr_from_ip(&sa->sa, &ud))
+		return;	/* a DGRAM name from the hints stays as it is */
+	/* the port stays: a service address (rivet_ud_resolve) */
+	ud.sin6_port = htons(rivet_addr_port(&sa->sa));
+	memset(sa, 0, sizeof(*sa));
+	memcpy(sa, &ud, sizeof(ud));
 }
 
 static int rivet_getinfo_set_addrs(struct fi_info *fi,
 				   const struct rivet_getinfo_req *req,
 				   const struct sockaddr *src)
 {
-	union rivet_sockaddr s;
+	union rivet_sockaddr s, d;
+	int ret;
 
 	memcpy(&s, src, rivet_addr_len(src));
 	if (req->has_src)
 		rivet_addr_set_port(&s.sa, rivet_addr_port(&req->src.sa));
-	free(fi->src_addr);
-	fi->src_addr = malloc(rivet_addr_len(&s.sa));
-	if (!fi->src_addr)
-		return -FI_ENOMEM;
-	memcpy(fi->src_addr, &s, rivet_addr_len(&s.sa));
-	fi->src_addrlen = rivet_addr_len(&s.sa);
-	if (!req->has_dst)
-		return 0;
-	free(fi->dest_addr);
-	fi->dest_addr = malloc(rivet_addr_len(&req->dst.sa));
-	if (!fi->dest_addr)
-		return -FI_ENOMEM;
-	memcpy(fi->dest_addr, &req->dst, rivet_addr_len(&req->dst.sa));
-	fi->dest_addrlen = rivet_addr_len(&req->dst.sa);
-	return 0;
+	rivet_getinfo_ud_addr(fi, &s);
+	ret = rivet_getinfo_dup_addr(&s.sa, &fi->src_addr, &fi->src_addrlen);
+	if (ret || !req->has_dst)
+		return ret;
+	memcpy(&d, &req->dst, sizeof(d));
+	rivet_getinfo_ud_addr(fi, &d);
+	return rivet_getinfo_dup_addr(&d.sa, &fi->dest_addr,
+				      &fi->dest_addrlen);
 }
 
 /* One (device, address): the infos of every type that the hints select,

@@ -84,6 +84,29 @@ static const struct rivet_ep_type g_ep_types[] = {
 		.cq_data_size = sizeof(uint64_t),
 		.cq_data_size_rma = sizeof(uint32_t),
 	},
+	{
+		.type = FI_EP_DGRAM,
+		.protocol = FI_PROTO_IB_UD,
+		.tx_caps = RIVET_DGRAM_TX_CAPS,
+		.rx_caps = RIVET_DGRAM_RX_CAPS,
+		/* UD may drop and reorder datagrams */
+		.msg_order = FI_ORDER_NONE,
+		/* each work queue completes in order */
+		.tx_comp_order = FI_ORDER_STRICT,
+		.rx_comp_order = FI_ORDER_STRICT,
+		.tx_op_flags = RIVET_DGRAM_TX_OP_FLAGS,
+		.rx_op_flags = FI_COMPLETION,
+		.iov_limit = RIVET_DGRAM_IOV_LIMIT_INFO,
+		.inject_size = RIVET_DEV,
+		/* the GRH lands in rivet's own buffer: no FI_MSG_PREFIX */
+		.max_msg_size = RIVET_DEV_MTU,
+		.data_progress = FI_PROGRESS_AUTO,
+		.mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED,
+		.mr_required = FI_MR_LOCAL | FI_MR_ALLOCATED,
+		.legacy_local_mr = true,
+		/* a send with immediate data */
+		.cq_data_size = sizeof(uint32_t),
+	},
 };
 
 const struct rivet_ep_type *rivet_ep_type_lookup(enum fi_ep_type type)
@@ -102,13 +125,32 @@ static size_t rivet_ep_type_size(size_t val, size_t dev)
 	return val == RIVET_DEV ? dev : val;
 }
 
+static size_t rivet_ep_type_max_msg(const struct rivet_ep_type *t,
+				    const struct rivet_info_limits *lim)
+{
+	if (t->max_msg_size == RIVET_DEV_MTU)
+		return lim->ud_mtu;
+	return rivet_ep_type_size(t->max_msg_size, lim->max_msg_size);
+}
+
 /* ---- building ---- */
 
-static int rivet_info_build_addr(struct fi_info *fi, const struct sockaddr *sa)
+/* DGRAM names are sockaddr_in6 (GID, QPN): the IP in that form */
+static int rivet_info_build_addr(struct fi_info *fi, const struct sockaddr *sa,
+				 enum fi_ep_type type)
 {
+	struct sockaddr_in6 ud;
 	size_t len = rivet_addr_len(sa);
 
-	fi->addr_format = len ? rivet_addr_format(sa) : FI_SOCKADDR;
+	if (type == FI_EP_DGRAM) {
+		fi->addr_format = FI_SOCKADDR_IN6;
+		if (!len || rivet_ud_addr_from_ip(sa, &ud))
+			return 0;
+		sa = (const struct sockaddr *)&ud;
+		len = sizeof(ud);
+	} else {
+		fi->addr_format = len ? rivet_addr_format(sa) : FI_SOCKADDR;
+	}
 	if (!len)
 		return 0;
 	fi->src_addr = malloc(len);
@@ -154,6 +196,9 @@ static void rivet_info_build_tx(struct fi_tx_attr *tx,
 	tx->msg_order = t->msg_order;
 	tx->comp_order = t->tx_comp_order;
 	tx->inject_size = rivet_ep_type_size(t->inject_size, inject);
+	/* a datagram is at most one MTU, injected or not */
+	if (t->max_msg_size == RIVET_DEV_MTU)
+		tx->inject_size = RIVET_MIN(tx->inject_size, lim->ud_mtu);
 	tx->size = rivet_info_queue_size(g_rivet_params.tx_size,
 					  lim->max_qp_wr);
 	tx->iov_limit = RIVET_MIN(lim->max_sge, t->iov_limit);
@@ -182,8 +227,7 @@ static void rivet_info_build_ep(struct fi_ep_attr *ep,
 				const struct rivet_ep_type *t,
 				const struct rivet_info_limits *lim)
 {
-	size_t max_msg = rivet_ep_type_size(t->max_msg_size,
-					    lim->max_msg_size);
+	size_t max_msg = rivet_ep_type_max_msg(t, lim);
 
 	ep->type = t->type;
 	ep->protocol = t->protocol;
@@ -238,7 +282,7 @@ struct fi_info *rivet_info_build(const struct rivet_info_limits *lim,
 	fi = fi_allocinfo();
 	if (!fi)
 		return NULL;
-	if (rivet_info_build_addr(fi, lim->src_addr) ||
+	if (rivet_info_build_addr(fi, lim->src_addr, type) ||
 	    rivet_info_build_names(fi, lim)) {
 		fi_freeinfo(fi);
 		return NULL;
@@ -256,7 +300,9 @@ struct fi_info *rivet_info_build(const struct rivet_info_limits *lim,
 
 /* The native RDM first: MPI takes the first match, and with no ep_type in
  * the hints the RDM is what it wants. */
-static const enum fi_ep_type g_select_order[] = { FI_EP_RDM, FI_EP_MSG };
+static const enum fi_ep_type g_select_order[] = {
+	FI_EP_RDM, FI_EP_MSG, FI_EP_DGRAM
+};
 
 /* Builds and matches one type; appends the answer at *tail_p. */
 static int rivet_info_select_one(const struct rivet_info_limits *lim,

@@ -71,7 +71,8 @@ static int rivet_send_check(struct rivet_ep *ep,
 {
 	size_t len;
 
-	if (ep->state != RIVET_EP_CONNECTED)
+	if (ep->state != RIVET_EP_CONNECTED &&
+	    !(ep->ud && ep->state == RIVET_EP_ENABLED))
 		return -FI_EOPBADSTATE;
 	if (rivet_iov_check(req->iov, req->count, ep->iov_limit, &len))
 		return -FI_EINVAL;
@@ -151,6 +152,11 @@ ssize_t rivet_ep_post_send(struct rivet_ep *ep,
 		wr.wr.atomic.compare_add = req->compare_add;
 		wr.wr.atomic.swap = req->swap;
 	}
+	if (req->ah) {		/* DGRAM: the destination's UD QP */
+		wr.wr.ud.ah = req->ah;
+		wr.wr.ud.remote_qpn = req->remote_qpn;
+		wr.wr.ud.remote_qkey = req->remote_qkey;
+	}
 	ret = ibv_post_send(ep->qp, &wr, &bad);
 	if (ret) {
 		ret = ret == ENOMEM ? -FI_EAGAIN : rivet_errno_to_fi(ret);
@@ -202,7 +208,7 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 			   void **desc, size_t count, void *context,
 			   uint64_t flags)
 {
-	struct ibv_sge sge[RIVET_IOV_LIMIT_MAX];
+	struct ibv_sge sge[RIVET_IOV_LIMIT_MAX + 2];
 	struct ibv_recv_wr wr = { 0 }, *bad;
 	struct rivet_wr_ctx *ctx;
 	size_t tail, len;
@@ -212,7 +218,8 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 		return -FI_EOPBADSTATE;
 	if (rivet_iov_check(iov, count, ep->iov_limit, &len))
 		return -FI_EINVAL;
-	ret = rivet_recv_sges(iov, desc, count, sge, &num);
+	/* a DGRAM receive's GRH slot goes first */
+	ret = rivet_recv_sges(iov, desc, count, sge + (ep->ud ? 1 : 0), &num);
 	if (ret)
 		return ret;
 	rivet_lock_acquire(&ep->lock);
@@ -221,6 +228,9 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 		return -FI_EAGAIN;
 	}
 	tail = atomic_load_explicit(&ep->rx_ring.tail, memory_order_relaxed);
+	if (ep->ud)
+		rivet_dgram_recv_sges(ep, tail % ep->rx_ring.size, len, sge,
+				      (size_t)num, &num);
 	ctx = &ep->rx_ring.ctxs[tail % ep->rx_ring.size];
 	*ctx = (struct rivet_wr_ctx) {
 		.ep = ep, .ring = &ep->rx_ring, .context = context, .rx = true,
@@ -228,6 +238,8 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 		.flags = FI_RECV | FI_MSG, .buf = count ? iov[0].iov_base : NULL,
 		.len = len, .cntr = ep->recv_cntr,
 		.report = !ep->rx_selective || (flags & FI_COMPLETION),
+		.hdr_len = ep->ud ? RIVET_UD_GRH_LEN : 0,
+		.source = ep->ud ? rivet_dgram_source(ep) : NULL,
 	};
 	wr.wr_id = (uintptr_t)ctx;
 	wr.sg_list = sge;

@@ -66,7 +66,7 @@ static int rivet_ep_bind_cntr(struct rivet_ep *ep, struct rivet_cntr *cntr,
 	return 0;
 }
 
-static int rivet_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+int rivet_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct rivet_ep *ep = container_of(fid, struct rivet_ep, ep_fid.fid);
 	struct rivet_cntr *cntr;
@@ -98,7 +98,7 @@ static int rivet_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	}
 }
 
-static int rivet_ep_ring_construct(struct rivet_wr_ring *ring, size_t size)
+int rivet_ep_ring_construct(struct rivet_wr_ring *ring, size_t size)
 {
 	ring->ctxs = calloc(size, sizeof(*ring->ctxs));
 	if (!ring->ctxs)
@@ -109,7 +109,7 @@ static int rivet_ep_ring_construct(struct rivet_wr_ring *ring, size_t size)
 	return 0;
 }
 
-static int rivet_ep_bounce_construct(struct rivet_ep *ep)
+int rivet_ep_bounce_construct(struct rivet_ep *ep)
 {
 	size_t len = ep->tx_size * ep->inject_size;
 
@@ -149,7 +149,7 @@ static int rivet_ep_scratch_construct(struct rivet_ep *ep)
 
 /* Endpoints may leave a direction without a CQ: give it a hidden one so the
  * QP has somewhere to complete and counters still count. */
-static int rivet_ep_hidden_cqs(struct rivet_ep *ep)
+int rivet_ep_hidden_cqs(struct rivet_ep *ep)
 {
 	int ret;
 
@@ -170,7 +170,7 @@ static int rivet_ep_hidden_cqs(struct rivet_ep *ep)
 	return 0;
 }
 
-static void rivet_ep_attach_cntrs(struct rivet_ep *ep, bool attach)
+void rivet_ep_attach_cntrs(struct rivet_ep *ep, bool attach)
 {
 	struct rivet_cntr *tx[] = { ep->send_cntr, ep->read_cntr,
 				    ep->write_cntr };
@@ -283,7 +283,7 @@ int rivet_ep_enable(struct rivet_ep *ep)
 	return 0;
 }
 
-static int rivet_ep_control(struct fid *fid, int command, void *arg)
+int rivet_ep_control(struct fid *fid, int command, void *arg)
 {
 	struct rivet_ep *ep = container_of(fid, struct rivet_ep, ep_fid.fid);
 	uint64_t *flags = arg;
@@ -348,7 +348,7 @@ static bool rivet_ep_rings_empty(struct rivet_ep *ep)
  * drops what the CQs still hold for this endpoint.  Credits of requests
  * that never completed go back to their CQ.
  */
-static void rivet_ep_destroy_qp(struct rivet_ep *ep)
+void rivet_ep_destroy_qp(struct rivet_ep *ep)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	int i;
@@ -358,7 +358,10 @@ static void rivet_ep_destroy_qp(struct rivet_ep *ep)
 			rivet_cq_progress(ep->tx_cq);
 			rivet_cq_progress(ep->rx_cq);
 		}
-	rdma_destroy_qp(ep->id);
+	if (ep->id)
+		rdma_destroy_qp(ep->id);
+	else
+		ibv_destroy_qp(ep->qp);	/* DGRAM: a QP of its own */
 	ep->qp = NULL;
 	rivet_cq_purge_ep(ep->tx_cq, ep);
 	if (ep->rx_cq != ep->tx_cq)
@@ -373,7 +376,7 @@ static void rivet_ep_destroy_qp(struct rivet_ep *ep)
 	}
 }
 
-static int rivet_ep_close(struct fid *fid)
+int rivet_ep_close(struct fid *fid)
 {
 	struct rivet_ep *ep = container_of(fid, struct rivet_ep, ep_fid.fid);
 
@@ -457,7 +460,7 @@ static struct fi_ops g_rivet_ep_fi_ops = {
 	.ops_set = rivet_no_ops_set,
 };
 
-static struct fi_ops_ep g_rivet_ep_ops = {
+struct fi_ops_ep g_rivet_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = rivet_ep_cancel,
 	.getopt = rivet_ep_getopt,
@@ -468,8 +471,8 @@ static struct fi_ops_ep g_rivet_ep_ops = {
 	.tx_size_left = rivet_ep_tx_size_left,
 };
 
-static int rivet_ep_construct(struct rivet_ep *ep, struct rivet_domain *dom,
-			      const struct fi_info *info)
+int rivet_ep_construct(struct rivet_ep *ep, struct rivet_domain *dom,
+		       const struct fi_info *info)
 {
 	const struct rivet_dev *dev = dom->dev;
 

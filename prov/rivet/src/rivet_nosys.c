@@ -4,6 +4,8 @@
  * out points somewhere (fi_provider(7)); what an object does not offer
  * lands here.  Whole tables for interfaces no endpoint offers.
  */
+#include <rdma/fi_atomic.h>
+
 #include "rivet.h"
 
 /* ---- struct fi_ops ---- */
@@ -242,4 +244,193 @@ struct fi_ops_collective g_rivet_no_collective_ops = {
 	.gather = rivet_no_scatter,
 	.msg = rivet_no_coll_msg,
 	.barrier2 = rivet_no_barrier2,
+};
+
+/* ---- struct fi_ops_rma, fi_ops_atomic: DGRAM endpoints offer neither ---- */
+
+static ssize_t rivet_no_rma(struct fid_ep *ep, void *buf, size_t len,
+			    void *desc, fi_addr_t addr, uint64_t raddr,
+			    uint64_t key, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_rmav(struct fid_ep *ep, const struct iovec *iov,
+			     void **desc, size_t count, fi_addr_t addr,
+			     uint64_t raddr, uint64_t key, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_rmamsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
+			       uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_write(struct fid_ep *ep, const void *buf, size_t len,
+			      void *desc, fi_addr_t addr, uint64_t raddr,
+			      uint64_t key, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_rma_inject(struct fid_ep *ep, const void *buf,
+				   size_t len, fi_addr_t addr, uint64_t raddr,
+				   uint64_t key)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_writedata(struct fid_ep *ep, const void *buf,
+				  size_t len, void *desc, uint64_t data,
+				  fi_addr_t addr, uint64_t raddr, uint64_t key,
+				  void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_rma_injectdata(struct fid_ep *ep, const void *buf,
+				       size_t len, uint64_t data,
+				       fi_addr_t addr, uint64_t raddr,
+				       uint64_t key)
+{
+	return -FI_ENOSYS;
+}
+
+struct fi_ops_rma g_rivet_no_rma_ops = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = rivet_no_rma,
+	.readv = rivet_no_rmav,
+	.readmsg = rivet_no_rmamsg,
+	.write = rivet_no_write,
+	.writev = rivet_no_rmav,
+	.writemsg = rivet_no_rmamsg,
+	.inject = rivet_no_rma_inject,
+	.writedata = rivet_no_writedata,
+	.injectdata = rivet_no_rma_injectdata,
+};
+
+static ssize_t rivet_no_awrite(struct fid_ep *ep, const void *buf,
+			       size_t count, void *desc, fi_addr_t addr,
+			       uint64_t raddr, uint64_t key,
+			       enum fi_datatype dt, enum fi_op op,
+			       void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_awritev(struct fid_ep *ep, const struct fi_ioc *iov,
+				void **desc, size_t count, fi_addr_t addr,
+				uint64_t raddr, uint64_t key,
+				enum fi_datatype dt, enum fi_op op,
+				void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_awritemsg(struct fid_ep *ep,
+				  const struct fi_msg_atomic *msg,
+				  uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_ainject(struct fid_ep *ep, const void *buf,
+				size_t count, fi_addr_t addr, uint64_t raddr,
+				uint64_t key, enum fi_datatype dt,
+				enum fi_op op)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_areadwrite(struct fid_ep *ep, const void *buf,
+				   size_t count, void *desc, void *result,
+				   void *result_desc, fi_addr_t addr,
+				   uint64_t raddr, uint64_t key,
+				   enum fi_datatype dt, enum fi_op op,
+				   void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_areadwritev(struct fid_ep *ep,
+				    const struct fi_ioc *iov, void **desc,
+				    size_t count, struct fi_ioc *resultv,
+				    void **result_desc, size_t result_count,
+				    fi_addr_t addr, uint64_t raddr,
+				    uint64_t key, enum fi_datatype dt,
+				    enum fi_op op, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_areadwritemsg(struct fid_ep *ep,
+				      const struct fi_msg_atomic *msg,
+				      struct fi_ioc *resultv,
+				      void **result_desc, size_t result_count,
+				      uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_acompwrite(struct fid_ep *ep, const void *buf,
+				   size_t count, void *desc,
+				   const void *compare, void *compare_desc,
+				   void *result, void *result_desc,
+				   fi_addr_t addr, uint64_t raddr,
+				   uint64_t key, enum fi_datatype dt,
+				   enum fi_op op, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_acompwritev(struct fid_ep *ep,
+				    const struct fi_ioc *iov, void **desc,
+				    size_t count,
+				    const struct fi_ioc *comparev,
+				    void **compare_desc,
+				    size_t compare_count,
+				    struct fi_ioc *resultv,
+				    void **result_desc, size_t result_count,
+				    fi_addr_t addr, uint64_t raddr,
+				    uint64_t key, enum fi_datatype dt,
+				    enum fi_op op, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_acompwritemsg(struct fid_ep *ep,
+				      const struct fi_msg_atomic *msg,
+				      const struct fi_ioc *comparev,
+				      void **compare_desc,
+				      size_t compare_count,
+				      struct fi_ioc *resultv,
+				      void **result_desc,
+				      size_t result_count, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_no_avalid(struct fid_ep *ep, enum fi_datatype dt,
+			   enum fi_op op, size_t *count)
+{
+	return -FI_ENOSYS;
+}
+
+struct fi_ops_atomic g_rivet_no_atomic_ops = {
+	.size = sizeof(struct fi_ops_atomic),
+	.write = rivet_no_awrite,
+	.writev = rivet_no_awritev,
+	.writemsg = rivet_no_awritemsg,
+	.inject = rivet_no_ainject,
+	.readwrite = rivet_no_areadwrite,
+	.readwritev = rivet_no_areadwritev,
+	.readwritemsg = rivet_no_areadwritemsg,
+	.compwrite = rivet_no_acompwrite,
+	.compwritev = rivet_no_acompwritev,
+	.compwritemsg = rivet_no_acompwritemsg,
+	.writevalid = rivet_no_avalid,
+	.readwritevalid = rivet_no_avalid,
+	.compwritevalid = rivet_no_avalid,
 };

@@ -27,6 +27,7 @@ struct rivet_info_limits g_rxe = {
 	.max_qp = 65536,
 	.max_mr = 262144,
 	.max_mr_size = 1u << 30,
+	.ud_mtu = 1024,
 };
 
 /* a small device: queues and SGEs below our defaults, no inline data */

@@ -121,7 +121,7 @@ Test(info_rdm, build_tiny_ipv6_and_params)
 
 Test(info_rdm, build_other_types)
 {
-	cr_assert_null(rivet_info_build(&g_rxe, FI_EP_DGRAM));
+	cr_assert_null(rivet_info_build(&g_rxe, FI_EP_SOCK_DGRAM));
 	cr_assert_null(rivet_info_build(&g_rxe, FI_EP_UNSPEC));
 	cr_assert_null(rivet_info_build(NULL, FI_EP_RDM));
 }
@@ -144,7 +144,7 @@ static struct fi_info *select_ok(const struct fi_info *h, uint32_t version,
 
 Test(info_rdm, select_no_hints_rdm_then_msg)
 {
-	struct fi_info *list = select_ok(NULL, V_NOW, 2);
+	struct fi_info *list = select_ok(NULL, V_NOW, 3);
 
 	cr_assert_eq(list->ep_attr->type, FI_EP_RDM);
 	cr_assert_eq(list->caps, RDM_BUILT_CAPS);
@@ -152,45 +152,48 @@ Test(info_rdm, select_no_hints_rdm_then_msg)
 	cr_assert_eq(list->next->ep_attr->type, FI_EP_MSG);
 	cr_assert_eq(list->next->caps, MSG_BUILT_CAPS);
 	cr_assert_eq(list->next->domain_attr->mr_mode, MR_ALL);
+	cr_assert_eq(list->next->next->ep_attr->type, FI_EP_DGRAM);
 	fi_freeinfo(list);
 }
 
 static const struct {
 	enum fi_ep_type hint_type;
 	uint64_t caps;
-	enum fi_ep_type first, second;	/* FI_EP_UNSPEC: none */
+	enum fi_ep_type want[3];	/* in order; FI_EP_UNSPEC: none */
 } g_select[] = {
-	{ FI_EP_UNSPEC, 0, FI_EP_RDM, FI_EP_MSG },
-	{ FI_EP_UNSPEC, FI_MSG, FI_EP_RDM, FI_EP_MSG },
-	{ FI_EP_MSG, 0, FI_EP_MSG, FI_EP_UNSPEC },
-	{ FI_EP_MSG, FI_MSG, FI_EP_MSG, FI_EP_UNSPEC },
-	{ FI_EP_RDM, 0, FI_EP_RDM, FI_EP_UNSPEC },
-	{ FI_EP_RDM, FI_MSG, FI_EP_RDM, FI_EP_UNSPEC },
-	{ FI_EP_UNSPEC, FI_TAGGED, FI_EP_RDM, FI_EP_UNSPEC },
-	{ FI_EP_UNSPEC, FI_MSG | FI_SOURCE, FI_EP_RDM, FI_EP_UNSPEC },
-	{ FI_EP_UNSPEC, FI_RMA, FI_EP_RDM, FI_EP_MSG },
-	{ FI_EP_UNSPEC, FI_MSG | FI_RMA, FI_EP_RDM, FI_EP_MSG },
-	{ FI_EP_UNSPEC, FI_TAGGED | FI_RMA, FI_EP_RDM, FI_EP_UNSPEC },
+	{ FI_EP_UNSPEC, 0, { FI_EP_RDM, FI_EP_MSG, FI_EP_DGRAM } },
+	{ FI_EP_UNSPEC, FI_MSG, { FI_EP_RDM, FI_EP_MSG, FI_EP_DGRAM } },
+	{ FI_EP_MSG, 0, { FI_EP_MSG } },
+	{ FI_EP_MSG, FI_MSG, { FI_EP_MSG } },
+	{ FI_EP_RDM, 0, { FI_EP_RDM } },
+	{ FI_EP_RDM, FI_MSG, { FI_EP_RDM } },
+	{ FI_EP_DGRAM, 0, { FI_EP_DGRAM } },
+	{ FI_EP_DGRAM, FI_MSG | FI_SEND | FI_RECV, { FI_EP_DGRAM } },
+	{ FI_EP_UNSPEC, FI_TAGGED, { FI_EP_RDM } },
+	{ FI_EP_UNSPEC, FI_MSG | FI_SOURCE, { FI_EP_RDM, FI_EP_DGRAM } },
+	{ FI_EP_UNSPEC, FI_RMA, { FI_EP_RDM, FI_EP_MSG } },
+	{ FI_EP_UNSPEC, FI_MSG | FI_RMA, { FI_EP_RDM, FI_EP_MSG } },
+	{ FI_EP_UNSPEC, FI_TAGGED | FI_RMA, { FI_EP_RDM } },
 };
 
 Test(info_rdm, select_filters_by_type_and_caps)
 {
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; i < COUNT(g_select); i++) {
-		struct fi_info *h = fi_allocinfo(), *list;
-		size_t len = g_select[i].second != FI_EP_UNSPEC ? 2 : 1;
+		struct fi_info *h = fi_allocinfo(), *list, *fi;
+		size_t len = 0;
 
+		while (len < 3 && g_select[i].want[len] != FI_EP_UNSPEC)
+			len++;
 		h->ep_attr->type = g_select[i].hint_type;
 		h->caps = g_select[i].caps;
 		h->mode = ~0ULL;
 		h->domain_attr->mr_mode = ~(FI_MR_BASIC | FI_MR_SCALABLE);
 		list = select_ok(h, V_NOW, len);
-		cr_assert_eq(list->ep_attr->type, g_select[i].first,
-			     "row %zu", i);
-		if (len == 2)
-			cr_assert_eq(list->next->ep_attr->type,
-				     g_select[i].second, "row %zu", i);
+		for (fi = list, k = 0; fi; fi = fi->next, k++)
+			cr_assert_eq(fi->ep_attr->type, g_select[i].want[k],
+				     "row %zu, info %zu", i, k);
 		fi_freeinfo(list);
 		fi_freeinfo(h);
 	}

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SIDR listener of a DGRAM endpoint opened on a service address (an
+ * info whose src_addr has a port, as fi_getinfo gives for node/service
+ * with FI_SOURCE): an rdma_cm id in RDMA_PS_UDP bound to that IP and
+ * port, whose connection requests a thread of its own answers with the
+ * endpoint's QPN, so that a peer's AV can resolve the service address
+ * (rivet_ud_resolve.c) whatever this process is doing.
+ */
+#include <poll.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include "rivet_dgram.h"
+
+struct rivet_dgram_listener {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	int stop_fd;
+	uint32_t qpn;
+	pthread_t thread;
+};
+
+static void rivet_dgram_cm_event(struct rivet_dgram_listener *l,
+				 struct rdma_cm_event *ev)
+{
+	/* the reply's Q_Key is rdma_cm's: peers use rivet's anyway */
+	struct rdma_conn_param param = { .qp_num = l->qpn };
+	struct rdma_cm_id *req = ev->id;
+	bool is_req = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST;
+
+	rdma_ack_cm_event(ev);
+	if (!is_req)
+		return;
+	if (rdma_accept(req, &param))	/* sends the SIDR reply */
+		RIVET_WARN_ERRNO(EP_CTRL, "rdma_accept(SIDR)", errno);
+	rdma_destroy_id(req);
+}
+
+static void *rivet_dgram_cm_thread(void *arg)
+{
+	struct rivet_dgram_listener *l = arg;
+	struct pollfd pfd[2] = {
+		{ .fd = l->ch->fd, .events = POLLIN },
+		{ .fd = l->stop_fd, .events = POLLIN },
+	};
+	struct rdma_cm_event *ev;
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents)
+			break;
+		while (!rdma_get_cm_event(l->ch, &ev))
+			rivet_dgram_cm_event(l, ev);
+	}
+	return NULL;
+}
+
+static int rivet_dgram_cm_bind(struct rivet_dgram_listener *l,
+			       const struct sockaddr *src)
+{
+	union rivet_sockaddr ip;
+	int ret;
+
+	ret = rivet_ud_addr_to_ip(src, &ip);
+	if (ret)
+		return ret;
+	l->ch = rdma_create_event_channel();
+	if (!l->ch)
+		return rivet_errno_to_fi(errno);
+	ret = rivet_wait_nonblock(l->ch->fd);
+	if (ret)
+		return ret;
+	if (rdma_create_id(l->ch, &l->id, NULL, RDMA_PS_UDP))
+		return rivet_errno_to_fi(errno);
+	if (rdma_bind_addr(l->id, &ip.sa) || rdma_listen(l->id, 64)) {
+		ret = errno;
+		RIVET_WARN_ERRNO(EP_CTRL, "rdma_bind_addr/listen(UDP)", ret);
+		return rivet_errno_to_fi(ret);
+	}
+	return 0;
+}
+
+static void rivet_dgram_cm_free(struct rivet_dgram_listener *l)
+{
+	if (l->id)
+		rdma_destroy_id(l->id);
+	if (l->ch)
+		rdma_destroy_event_channel(l->ch);
+	if (l->stop_fd >= 0)
+		close(l->stop_fd);
+	free(l);
+}
+
+int rivet_dgram_listen(struct rivet_ep *ep)
+{
+	struct rivet_dgram_listener *l;
+	int ret;
+
+	if (!rivet_ud_addr_is_service(&ep->src.sa))
+		return 0;	/* no port: nobody resolves us by service */
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -FI_ENOMEM;
+	l->qpn = ep->qp->qp_num;
+	l->stop_fd = eventfd(0, EFD_CLOEXEC);
+	ret = l->stop_fd < 0 ? rivet_errno_to_fi(errno) :
+			       rivet_dgram_cm_bind(l, &ep->src.sa);
+	if (!ret && pthread_create(&l->thread, NULL, rivet_dgram_cm_thread,
+				   l))
+		ret = -FI_ENOMEM;
+	if (ret) {
+		rivet_dgram_cm_free(l);
+		return ret;
+	}
+	ep->ud->listener_cm = l;
+	return 0;
+}
+
+void rivet_dgram_unlisten(struct rivet_ep *ep)
+{
+	struct rivet_dgram_listener *l = ep->ud->listener_cm;
+	uint64_t one = 1;
+
+	if (!l)
+		return;
+	if (write(l->stop_fd, &one, sizeof(one)) != sizeof(one))
+		RIVET_WARN_ERRNO(EP_CTRL, "write(eventfd)", errno);
+	pthread_join(l->thread, NULL);
+	rivet_dgram_cm_free(l);
+	ep->ud->listener_cm = NULL;
+}
