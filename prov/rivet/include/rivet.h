@@ -288,6 +288,10 @@ int rivet_no_shutdown(struct fid_ep *ep, uint64_t flags);
 int rivet_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 		  struct fid_mc **mc, void *context);
 extern struct fi_ops_tagged g_rivet_no_tagged_ops;
+extern struct fi_ops_cm g_rivet_no_cm_ops;
+/* Sends that fail (-FI_ENOSYS), for shared receive contexts: copies get
+ * their receive slots filled in. */
+extern const struct fi_ops_msg g_rivet_no_send_ops;
 extern struct fi_ops_collective g_rivet_no_collective_ops;
 extern struct fi_ops_rma g_rivet_no_rma_ops;
 extern struct fi_ops_atomic g_rivet_no_atomic_ops;
@@ -614,6 +618,7 @@ static inline void rivet_cntr_inc_err(struct rivet_cntr *cntr)
  * endpoint-owned array; flags hold the FI_* completion flags.
  */
 struct rivet_ep;
+struct rivet_srx;
 struct rivet_wr_ring;
 struct rivet_cq;
 
@@ -633,6 +638,10 @@ struct rivet_wr_ctx {
 	struct rivet_wc_hook *hook;	/* the owner takes the completion */
 	/* receive with FI_SOURCE: who sent it (a DGRAM endpoint's lookup) */
 	struct rivet_src_resolver *source;
+	uint8_t *grh;		/* DGRAM receive: its GRH slot */
+	/* a shared receive context's receive: the endpoint that took it is
+	 * known at its completion (rivet_srx_wc); no ring, no CQ credit */
+	struct rivet_srx *srx;
 };
 
 /* The fi_addr_t of a received message's sender, from its work
@@ -736,6 +745,9 @@ void rivet_cq_purge_ep(struct rivet_cq *cq, struct rivet_ep *ep);
 /* Reserve/return CQEs for posts (FI_RM_ENABLED overrun protection). */
 bool rivet_cq_take_credit(struct rivet_cq *cq);
 void rivet_cq_return_credit(struct rivet_cq *cq);
+/* Room for n more work completions that take no credits (a shared
+ * receive context's). */
+int rivet_cq_grow(struct rivet_cq *cq, size_t n);
 /* Arms the verbs CQ for one notification; -FI_EAGAIN when entries are
  * already waiting (the caller must not sleep). */
 int rivet_cq_arm(struct rivet_cq *cq);
@@ -973,7 +985,76 @@ struct rivet_ep {
 	int tos;	/* rivet_tclass_tos of the class, or -1 */
 	/* FI_EP_DGRAM only (rivet_dgram_ep.c): the UD side; NULL on MSG */
 	struct rivet_dgram *ud;
+	struct rivet_srx *srx;	/* bound shared receive context */
+	struct rivet_stx *stx;	/* bound shared transmit context */
 };
+
+/* ---- shared contexts (rivet_srx.c) ---- */
+struct rivet_stx {
+	struct fid_stx stx_fid;
+	struct rivet_domain *domain;
+	struct fi_tx_attr attr;
+	atomic_int refcnt;		/* endpoints bound */
+};
+
+int rivet_stx_open(struct fid_domain *domain, struct fi_tx_attr *attr,
+		   struct fid_stx **stx_p, void *context);
+/* fi_ep_bind of a transmit context: the endpoint's send queue takes the
+ * context's size. */
+int rivet_stx_bind(struct rivet_domain *dom, struct fid *bfid,
+		   struct rivet_stx **stx_p, size_t *tx_size_p);
+void rivet_stx_release(struct rivet_stx *stx);
+
+struct rivet_srx_cq {
+	struct rivet_cq *cq;
+	unsigned int eps;		/* of the context's endpoints */
+};
+
+struct rivet_srx_member {
+	struct rivet_ep *ep;
+	uint32_t qp_num;
+};
+
+/* A receive context of MSG or DGRAM endpoints: an SRQ. */
+struct rivet_srx {
+	struct fid_ep ep_fid;
+	struct rivet_domain *domain;
+	enum fi_ep_type type;		/* FI_EP_MSG or FI_EP_DGRAM */
+	pthread_mutex_t lock;
+	struct ibv_srq *srq;
+	size_t size, iov_limit;
+	uint64_t rx_op_flags;
+	struct rivet_wr_ctx *ctxs;	/* one per SRQ slot */
+	uint32_t *free_idx;		/* the free slots, a stack */
+	size_t nfree;
+	struct rivet_srx_member *members;	/* endpoints with a QP */
+	size_t nmembers, members_cap;
+	struct rivet_srx_cq *cqs;	/* their receive CQs, grown once */
+	size_t ncqs, cqs_cap;
+	/* DGRAM: per slot RIVET_UD_GRH_LEN bytes, then mtu of tail */
+	uint8_t *extra;
+	struct ibv_mr *extra_mr;
+	size_t extra_stride, mtu;
+	atomic_int refcnt;		/* endpoints bound */
+};
+
+/* fi_srx_context of any domain (RDM: rivet_rdm_srx.c) */
+int rivet_srx_ctx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
+		       struct fid_ep **rx_ep, void *context);
+void rivet_srx_ops_init(void);
+int rivet_srx_bind(struct rivet_ep *ep, struct fid *bfid);
+/* After ep's QP is made on the context's SRQ; release at close, before
+ * the QP goes. */
+int rivet_srx_attach(struct rivet_ep *ep);
+void rivet_srx_detach(struct rivet_ep *ep);
+void rivet_srx_release(struct rivet_ep *ep);
+ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
+			    void **desc, size_t count, void *context,
+			    uint64_t flags);
+bool rivet_srx_wc(const struct rivet_wr_ctx *ctx, const struct ibv_wc *wc,
+		  struct rivet_wr_ctx *out);
+int rivet_recv_sges(const struct iovec *iov, void **desc, size_t count,
+		    struct ibv_sge *sge, int *num_p);
 
 int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
 		      struct fid_ep **ep_p, void *context);
@@ -1039,6 +1120,10 @@ int rivet_dgram_ep_open(struct fid_domain *domain, struct fi_info *info,
 /* The receive's extra SGEs around the user's: the GRH slot first, and a
  * tail that keeps a message longer than the buffer from failing the
  * QP (reported as FI_ETRUNC).  sge holds room for count + 2. */
+/* A DGRAM receive's GRH SGE (sge[0]) and tail: extra is its slot. */
+void rivet_dgram_recv_extra(uint8_t *extra, uint32_t lkey, size_t mtu,
+			    size_t len, struct ibv_sge *sge, size_t n,
+			    int *num_p);
 int rivet_dgram_recv_sges(struct rivet_ep *ep, size_t slot, size_t len,
 			  struct ibv_sge *sge, size_t n, int *num_p);
 /* The source lookup of a DGRAM endpoint's receives: NULL without

@@ -237,5 +237,13 @@ rivet_match_msg_find(struct rivet_match *m, fi_addr_t addr, uint64_t tag,
 void rivet_match_msg_claim(struct rivet_match *m, struct rivet_match_msg *u);
 /* Any message still held (unclaimed first), or NULL: for close. */
 struct rivet_match_msg *rivet_match_msg_any(struct rivet_match *m);
+/* Takes out every message, claimed or not, that pred accepts, handing
+ * each to fn (a shared receive context's endpoint closes); returns how
+ * many. */
+size_t rivet_match_msg_purge(struct rivet_match *m,
+			     bool (*pred)(const struct rivet_match_msg *,
+					  void *),
+			     void (*fn)(struct rivet_match_msg *, void *),
+			     void *arg);
 
 #endif /* RIVET_MATCH_H */

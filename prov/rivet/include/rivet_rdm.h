@@ -18,6 +18,7 @@
 #define RIVET_PROTO_RDM (FI_PROV_SPECIFIC | 0x7277)
 
 struct rivet_rdm_ep;
+struct rivet_rdm_srx;
 
 /* ---- RDM endpoints (rivet_rdm_ep.c, rivet_conn.c, rivet_proto_*.c) ---- */
 #define RIVET_RDM_IOV_LIMIT 4
@@ -236,11 +237,32 @@ struct rivet_unexp {
 	uint8_t payload[];
 };
 
+/*
+ * The receive side: posted receives, unexpected messages and the pool of
+ * receive operations.  An endpoint has its own, or shares a shared receive
+ * context's (rivet_rdm_srx.c): then every endpoint bound to the context
+ * takes its lock too (rivet_rdm_lock), and a message matches the
+ * receives of the context whichever endpoint it arrived on.
+ */
+struct rivet_rdm_rxq {
+	struct rivet_match match_msg, match_tag;
+	struct rivet_rx_op *rx_free;	/* linked by next */
+	size_t rx_ops_used, rx_size;
+	bool directed;			/* FI_DIRECTED_RECV */
+	bool rx_selective;		/* report only FI_COMPLETION receives */
+};
+
+void rivet_rdm_rxq_construct(struct rivet_rdm_rxq *q, size_t rx_size,
+			     bool directed);
+/* Frees the receives and messages still held. */
+void rivet_rdm_rxq_destruct(struct rivet_rdm_rxq *q);
+
 struct rivet_rdm_ep {
 	struct fid_ep ep_fid;
 	struct rivet_domain *domain;
 	struct fi_info *info;
 	pthread_mutex_t lock;	/* rivet_rdm_lock: see there */
+	pthread_mutex_t *lockp;	/* &lock, or the shared receive context's */
 	bool locking;
 	bool enabled;
 	int tos;		/* rivet_tclass_tos of the class, or -1 */
@@ -284,15 +306,16 @@ struct rivet_rdm_ep {
 	struct ibv_mr *slab_mr;
 	struct rivet_rdm_buf *rxbufs, *ctrlbufs, *ctrl_free_list;
 	struct rivet_tx_op *tx_ops, *tx_free;
-	size_t rx_ops_used;
-	struct rivet_rx_op *rx_free;	/* linked by next */
 	/* connections */
 	struct rivet_conn **conns;	/* by conn->idx */
 	size_t nconns;
 	struct rivet_conn **tx_conns;	/* by fi_addr_t */
 	size_t ntx_conns;
 	/* matching (rivet_match.h): posted receives, unexpected messages */
-	struct rivet_match match_msg, match_tag;
+	struct rivet_rdm_rxq own_rxq;
+	struct rivet_rdm_rxq *rxq;	/* &own_rxq, or the srx's */
+	struct rivet_rdm_srx *srx;	/* bound shared receive context */
+	struct rivet_stx *stx;		/* bound shared transmit context */
 };
 
 /* The endpoint's lock, taken only where two threads may meet in it: not
@@ -301,13 +324,13 @@ struct rivet_rdm_ep {
 static inline void rivet_rdm_lock(struct rivet_rdm_ep *ep)
 {
 	if (ep->locking)
-		pthread_mutex_lock(&ep->lock);
+		pthread_mutex_lock(ep->lockp);
 }
 
 static inline void rivet_rdm_unlock(struct rivet_rdm_ep *ep)
 {
 	if (ep->locking)
-		pthread_mutex_unlock(&ep->lock);
+		pthread_mutex_unlock(ep->lockp);
 }
 
 static inline struct rivet_rdm_ep *to_rrdm(struct fid_ep *ep)
@@ -494,7 +517,7 @@ void rivet_rma_handle_imm(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 static inline struct rivet_match *rivet_rdm_match(struct rivet_rdm_ep *ep,
 						  bool tagged)
 {
-	return tagged ? &ep->match_tag : &ep->match_msg;
+	return tagged ? &ep->rxq->match_tag : &ep->rxq->match_msg;
 }
 
 /* rivet_rdm_thread.c: FI_PROGRESS_AUTO */
@@ -502,9 +525,77 @@ int rivet_rdm_thread_start(struct rivet_rdm_ep *ep);
 void rivet_rdm_thread_stop(struct rivet_rdm_ep *ep);
 
 /* rivet_rdm_msg.c */
+#define RIVET_RDM_SILENT (1ULL << 63)	/* internal: fi_inject* */
+
+/* One data call, as the shims pass it on. */
+struct rivet_rdm_req {
+	const struct iovec *iov;
+	void **desc;
+	size_t count;
+	fi_addr_t addr;
+	uint64_t tag, ignore, data;
+	void *context;
+	uint64_t flags;
+	bool tagged;
+};
+
 extern struct fi_ops_msg g_rivet_rdm_msg_ops;
 extern struct fi_ops_tagged g_rivet_rdm_tagged_ops;
+/* A shared receive context's: receives only. */
+extern struct fi_ops_msg g_rivet_rdm_srx_msg_ops;
+extern struct fi_ops_tagged g_rivet_rdm_srx_tagged_ops;
+/* Fills them in (provider init). */
+void rivet_rdm_srx_ops_init(void);
+
+/* rivet_rdm_recv.c: receives, peek/claim/discard and cancel, on an
+ * endpoint's receive side or a shared receive context's */
+ssize_t rivet_rdm_recv(struct rivet_rdm_ep *ep,
+		       const struct rivet_rdm_req *req);
 ssize_t rivet_rdm_cancel(struct rivet_rdm_ep *ep, void *context);
+
+/* rivet_rdm_srx.c: FI_EP_RDM shared receive contexts */
+struct rivet_rdm_srx {
+	struct fid_ep ep_fid;
+	struct rivet_domain *domain;
+	pthread_mutex_t lock;		/* its endpoints' lock too */
+	bool locking;
+	struct rivet_rdm_rxq rxq;
+	uint64_t rx_op_flags;
+	atomic_int refcnt;		/* endpoints bound */
+	/* the enabled ones: progress for a peek, a CQ for what no message
+	 * names (a peek that finds nothing, a cancel) */
+	struct rivet_rdm_ep **members;
+	size_t nmembers, members_cap;
+};
+
+int rivet_rdm_srx_open(struct rivet_domain *dom, struct fi_rx_attr *attr,
+		       struct fid_ep **rx_ep, void *context);
+/* fi_ep_bind of an RDM endpoint to a shared receive context */
+int rivet_rdm_srx_bind(struct rivet_rdm_ep *ep, struct rivet_rdm_srx *srx);
+/* At enable: ep serves the context.  At close, under its lock and before
+ * its connections go, detach (its messages still unexpected in the
+ * context go with them); last, unbind. */
+int rivet_rdm_srx_attach(struct rivet_rdm_ep *ep);
+void rivet_rdm_srx_detach(struct rivet_rdm_ep *ep);
+void rivet_rdm_srx_unbind(struct rivet_rdm_ep *ep);
+ssize_t rivet_rdm_srx_recv(struct rivet_rdm_srx *srx,
+			   const struct rivet_rdm_req *req);
+ssize_t rivet_rdm_srx_cancel(struct rivet_rdm_srx *srx, void *context);
+
+/* The receive side a call works on (rivet_rdm_recv.c): the queue, the
+ * endpoint that reports what no message names, and the context (or
+ * NULL) whose endpoints a peek progresses. */
+struct rivet_rdm_rxside {
+	struct rivet_rdm_rxq *q;
+	struct rivet_rdm_ep *ep;
+	struct rivet_rdm_srx *srx;
+};
+ssize_t rivet_rdm_recv_on(const struct rivet_rdm_rxside *side,
+			  const struct rivet_rdm_req *req);
+ssize_t rivet_rdm_cancel_on(const struct rivet_rdm_rxside *side,
+			    void *context);
+/* Returns a receive operation to q's pool. */
+void rivet_rdm_rxq_put(struct rivet_rdm_rxq *q, struct rivet_rx_op *rx);
 int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		      struct fid_ep **ep_p, void *context);
 /* Told by the AV (without av->lock held) that an entry was removed: its

@@ -133,8 +133,14 @@ static void rivet_cq_wc_fill(const struct rivet_cq *cq,
 static void rivet_cq_wc_process(struct rivet_cq *cq, const struct ibv_wc *wc)
 {
 	struct rivet_wr_ctx *ctx = (struct rivet_wr_ctx *)(uintptr_t)wc->wr_id;
+	struct rivet_wr_ctx shared;
 	struct rivet_cq_entry e;
 
+	if (ctx->srx) {		/* the endpoint that took it reports it */
+		if (!rivet_srx_wc(ctx, wc, &shared))
+			return;
+		ctx = &shared;
+	}
 	if (ctx->hook) {	/* its owner reports it (an atomic's step) */
 		ctx->hook->wc(ctx->hook, cq, ctx, wc);
 		rivet_wr_ring_retire(ctx->ring);
@@ -161,6 +167,8 @@ static void rivet_cq_wc_process(struct rivet_cq *cq, const struct ibv_wc *wc)
 					  &cq->count, &e);
 		rivet_cntr_inc(ctx->cntr);
 	}
+	if (ctx->srx)		/* its slot went back in rivet_srx_wc */
+		return;
 	/* the slot belongs to the poster again from here on */
 	rivet_wr_ring_retire(ctx->ring);
 	cq->credits++;
@@ -304,6 +312,20 @@ bool rivet_cq_take_credit(struct rivet_cq *cq)
 		cq->credits--;
 	rivet_lock_release(&cq->lock);
 	return ok;
+}
+
+int rivet_cq_grow(struct rivet_cq *cq, size_t n)
+{
+	int ret;
+
+	rivet_lock_acquire(&cq->lock);
+	ret = ibv_resize_cq(cq->ibv_cq, cq->ibv_cq->cqe + (int)n);
+	rivet_lock_release(&cq->lock);
+	if (ret) {
+		RIVET_WARN_ERRNO(CQ, "ibv_resize_cq", ret);
+		return rivet_errno_to_fi(ret);
+	}
+	return 0;
 }
 
 void rivet_cq_return_credit(struct rivet_cq *cq)

@@ -7,24 +7,32 @@
  */
 #include "rivet_dgram.h"
 
-int rivet_dgram_recv_sges(struct rivet_ep *ep, size_t slot, size_t len,
-			  struct ibv_sge *sge, size_t n, int *num_p)
+void rivet_dgram_recv_extra(uint8_t *extra, uint32_t lkey, size_t mtu,
+			    size_t len, struct ibv_sge *sge, size_t n,
+			    int *num_p)
 {
-	struct rivet_dgram *ud = ep->ud;
-	uint8_t *extra = ud->rx_extra + slot * ud->extra_stride;
-	uint32_t lkey = ud->rx_extra_mr->lkey;
 	size_t num = n + 1;
 
 	sge[0].addr = (uintptr_t)extra;
 	sge[0].length = RIVET_UD_GRH_LEN;
 	sge[0].lkey = lkey;
-	if (len < ud->mtu) {
+	if (len < mtu) {
 		sge[num].addr = (uintptr_t)(extra + RIVET_UD_GRH_LEN);
-		sge[num].length = (uint32_t)(ud->mtu - len);
+		sge[num].length = (uint32_t)(mtu - len);
 		sge[num].lkey = lkey;
 		num++;
 	}
 	*num_p = (int)num;
+}
+
+int rivet_dgram_recv_sges(struct rivet_ep *ep, size_t slot, size_t len,
+			  struct ibv_sge *sge, size_t n, int *num_p)
+{
+	struct rivet_dgram *ud = ep->ud;
+
+	rivet_dgram_recv_extra(ud->rx_extra + slot * ud->extra_stride,
+			       ud->rx_extra_mr->lkey, ud->mtu, len, sge, n,
+			       num_p);
 	return 0;
 }
 
@@ -35,8 +43,7 @@ fi_addr_t rivet_dgram_src_resolve(struct rivet_src_resolver *r,
 				  const struct ibv_wc *wc)
 {
 	struct rivet_dgram *ud = container_of(r, struct rivet_dgram, source);
-	size_t slot = (size_t)(ctx - ud->ep->rx_ring.ctxs);
-	const uint8_t *grh = ud->rx_extra + slot * ud->extra_stride;
+	const uint8_t *grh = ctx->grh;
 	struct sockaddr_in6 name;
 	uint8_t gid[16];
 

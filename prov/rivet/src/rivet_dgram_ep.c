@@ -231,6 +231,10 @@ static int rivet_dgram_qp_create(struct rivet_ep *ep)
 	};
 	int ret;
 
+	if (ep->srx) {		/* receives come from the context's SRQ */
+		attr.srq = ep->srx->srq;
+		attr.cap.max_recv_wr = attr.cap.max_recv_sge = 0;
+	}
 	ep->qp = ibv_create_qp(ep->domain->pd, &attr);
 	if (!ep->qp) {	/* UD may take less inline than the RC probe found */
 		attr.cap.max_inline_data = 0;
@@ -247,7 +251,7 @@ static int rivet_dgram_qp_create(struct rivet_ep *ep)
 		return rivet_errno_to_fi(ret);
 	}
 	RIVET_DBG(EP_CTRL, "ud qp 0x%x created\n", ep->qp->qp_num);
-	return 0;
+	return ep->srx ? rivet_srx_attach(ep) : 0;
 }
 
 static int rivet_dgram_extra_construct(struct rivet_ep *ep,
@@ -344,6 +348,7 @@ static int rivet_dgram_ep_close(struct fid *fid)
 	struct rivet_dgram *ud = to_rud(fid);
 
 	rivet_dgram_unlisten(ep);
+	rivet_srx_release(ep);	/* before the QP goes */
 	if (ud->av)
 		rivet_av_unbind_ep(ud->av, &ud->listener);
 	ud->av = NULL;	/* the flush below reports no sources */

@@ -48,20 +48,6 @@ static int rivet_domain_scalable_ep(struct fid_domain *domain,
 	return -FI_ENOSYS;
 }
 
-static int rivet_domain_stx_ctx(struct fid_domain *domain,
-				struct fi_tx_attr *attr, struct fid_stx **stx,
-				void *context)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_domain_srx_ctx(struct fid_domain *domain,
-				struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-				void *context)
-{
-	return -FI_ENOSYS;
-}
-
 /* RDM endpoints (rivet_rdm_atomic.c) offer every triple
  * rivet_atomic_supported accepts, as many elements as one message carries
  * (FI_RIVET_NATIVE_ATOMICS: the HCA's only); MSG endpoints
@@ -119,8 +105,8 @@ static struct fi_ops_domain g_rivet_domain_ops = {
 	.scalable_ep = rivet_domain_scalable_ep,
 	.cntr_open = rivet_cntr_open,
 	.poll_open = rivet_pollset_open,
-	.stx_ctx = rivet_domain_stx_ctx,
-	.srx_ctx = rivet_domain_srx_ctx,
+	.stx_ctx = rivet_stx_open,
+	.srx_ctx = rivet_srx_ctx_open,
 	.query_atomic = rivet_domain_query_atomic,
 	.query_collective = rivet_domain_query_collective,
 	.endpoint2 = rivet_ep_open2,

@@ -264,6 +264,8 @@ static void rivet_info_build_domain(struct fi_domain_attr *d,
 	d->rx_ctx_cnt = lim->max_qp;
 	d->max_ep_tx_ctx = 1;
 	d->max_ep_rx_ctx = 1;
+	d->max_ep_stx_ctx = 1;
+	d->max_ep_srx_ctx = 1;
 	d->cntr_cnt = RIVET_CNTR_CNT;
 	d->mr_iov_limit = 1;
 	d->caps = RIVET_DOMAIN_CAPS;

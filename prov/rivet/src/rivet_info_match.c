@@ -486,7 +486,7 @@ static int rivet_match_auth_key(struct rivet_match *m)
 	return 0;
 }
 
-/* One context each way, nothing shared.  Tags are matched bit by bit
+/* One context each way, or shared ones.  Tags are matched bit by bit
  * under the mask, so any field layout of up to 64 bits works as asked. */
 static int rivet_match_ep_attr(struct rivet_match *m)
 {
@@ -496,8 +496,14 @@ static int rivet_match_ep_attr(struct rivet_match *m)
 		return 0;
 	if (he->mem_tag_format && !m->type->mem_tag_format)
 		return rivet_match_fail(-FI_ENODATA, "mem_tag_format");
-	if (he->tx_ctx_cnt > 1 || he->rx_ctx_cnt > 1)
+	/* one context each way, or a shared one (rivet_srx.c) */
+	if ((he->tx_ctx_cnt > 1 && he->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
+	    (he->rx_ctx_cnt > 1 && he->rx_ctx_cnt != FI_SHARED_CONTEXT))
 		return rivet_match_fail(-FI_ENODATA, "tx/rx_ctx_cnt");
+	if (he->tx_ctx_cnt == FI_SHARED_CONTEXT)
+		m->fi->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	if (he->rx_ctx_cnt == FI_SHARED_CONTEXT)
+		m->fi->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
 	if (he->mem_tag_format)
 		m->fi->ep_attr->mem_tag_format = he->mem_tag_format;
 	return 0;

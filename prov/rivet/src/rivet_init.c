@@ -104,5 +104,6 @@ struct fi_provider g_rivet_prov = {
 __attribute__((visibility("default"))) struct fi_provider *fi_prov_ini(void)
 {
 	rivet_params_initialize();
+	rivet_srx_ops_init();
 	return &g_rivet_prov;
 }

@@ -540,6 +540,32 @@ struct rivet_match_msg *rivet_match_msg_any(struct rivet_match *m)
 	return m->msgs ? m->msgs : m->claimed;
 }
 
+size_t rivet_match_msg_purge(struct rivet_match *m,
+			     bool (*pred)(const struct rivet_match_msg *,
+					  void *),
+			     void (*fn)(struct rivet_match_msg *, void *),
+			     void *arg)
+{
+	struct rivet_match_msg *u, *tmp;
+	size_t n = 0;
+
+	DL_FOREACH_SAFE(m->msgs, u, tmp) {
+		if (!pred(u, arg))
+			continue;
+		rivet_match_msg_remove(m, u);
+		fn(u, arg);
+		n++;
+	}
+	DL_FOREACH_SAFE(m->claimed, u, tmp) {
+		if (!pred(u, arg))
+			continue;
+		rivet_match_msg_remove(m, u);
+		fn(u, arg);
+		n++;
+	}
+	return n;
+}
+
 /* A short queue, or no memory for an index: the queue in arrival order. */
 static struct rivet_match_msg *rivet_match_msg_walk(struct rivet_match *m,
 						    fi_addr_t addr,

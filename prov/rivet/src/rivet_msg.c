@@ -5,6 +5,7 @@
  * operation onto one ibv_post_send / ibv_post_recv.
  */
 #include "rivet.h"
+#include "rivet_dgram.h"
 #include "rivet_iov.h"
 
 /* FI_INJECT beyond the inline limit: copy into this slot's bounce buffer */
@@ -184,7 +185,7 @@ static bool rivet_recv_reserve(struct rivet_ep *ep)
 	return rivet_cq_take_credit(ep->rx_cq);
 }
 
-static int rivet_recv_sges(const struct iovec *iov, void **desc, size_t count,
+int rivet_recv_sges(const struct iovec *iov, void **desc, size_t count,
 			   struct ibv_sge *sge, int *num_p)
 {
 	size_t i;
@@ -216,6 +217,9 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 
 	if (ep->state == RIVET_EP_IDLE)
 		return -FI_EOPBADSTATE;
+	if (ep->srx)	/* its receives are the context's */
+		return rivet_srx_post_recv(ep->srx, iov, desc, count, context,
+					   flags);
 	if (rivet_iov_check(iov, count, ep->iov_limit, &len))
 		return -FI_EINVAL;
 	/* a DGRAM receive's GRH slot goes first */
@@ -240,6 +244,8 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 		.report = !ep->rx_selective || (flags & FI_COMPLETION),
 		.hdr_len = ep->ud ? RIVET_UD_GRH_LEN : 0,
 		.source = ep->ud ? rivet_dgram_source(ep) : NULL,
+		.grh = ep->ud ? ep->ud->rx_extra + (tail % ep->rx_ring.size) *
+					ep->ud->extra_stride : NULL,
 	};
 	wr.wr_id = (uintptr_t)ctx;
 	wr.sg_list = sge;

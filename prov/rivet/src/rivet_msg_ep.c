@@ -93,6 +93,11 @@ int rivet_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		if (cntr->domain != ep->domain)
 			return -FI_EINVAL;	/* fi_endpoint(3) */
 		return rivet_ep_bind_cntr(ep, cntr, flags);
+	case FI_CLASS_SRX_CTX:
+		return rivet_srx_bind(ep, bfid);
+	case FI_CLASS_STX_CTX:
+		return rivet_stx_bind(ep->domain, bfid, &ep->stx,
+				      &ep->tx_size);
 	default:
 		return -FI_EINVAL;
 	}
@@ -242,6 +247,10 @@ static int rivet_ep_create_qp(struct rivet_ep *ep)
 			   ep->domain->dev->name);
 		return -FI_EINVAL;
 	}
+	if (ep->srx) {		/* receives come from the context's SRQ */
+		attr.srq = ep->srx->srq;
+		attr.cap.max_recv_wr = attr.cap.max_recv_sge = 0;
+	}
 	if (rdma_create_qp(ep->id, ep->domain->pd, &attr)) {
 		RIVET_WARN_ERRNO(EP_CTRL, "rdma_create_qp", errno);
 		return rivet_errno_to_fi(errno);
@@ -249,7 +258,7 @@ static int rivet_ep_create_qp(struct rivet_ep *ep)
 	ep->qp = ep->id->qp;
 	ep->inline_size = attr.cap.max_inline_data;
 	RIVET_DBG(EP_CTRL, "qp 0x%x created\n", ep->qp->qp_num);
-	return 0;
+	return ep->srx ? rivet_srx_attach(ep) : 0;
 }
 
 int rivet_ep_enable(struct rivet_ep *ep)
@@ -380,6 +389,8 @@ int rivet_ep_close(struct fid *fid)
 {
 	struct rivet_ep *ep = container_of(fid, struct rivet_ep, ep_fid.fid);
 
+	rivet_srx_release(ep);	/* before the QP, whose receives it drops */
+	rivet_stx_release(ep->stx);
 	if (ep->qp)
 		rivet_ep_destroy_qp(ep);
 	if (ep->state != RIVET_EP_IDLE)

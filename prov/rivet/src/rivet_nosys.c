@@ -148,6 +148,83 @@ static ssize_t rivet_no_tinjectdata(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
+/* ---- struct fi_ops_cm: shared contexts have no address ---- */
+
+static int rivet_no_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int rivet_no_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	return -FI_ENOSYS;
+}
+
+struct fi_ops_cm g_rivet_no_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = rivet_no_setname,
+	.getname = rivet_no_getname,
+	.getpeer = rivet_no_getpeer,
+	.connect = rivet_no_connect,
+	.listen = rivet_no_listen,
+	.accept = rivet_no_accept,
+	.reject = rivet_no_reject,
+	.shutdown = rivet_no_shutdown,
+	.join = rivet_no_join,
+};
+
+/* ---- struct fi_ops_msg: shared receive contexts send nothing ---- */
+
+static ssize_t rivet_no_send(struct fid_ep *ep, const void *buf, size_t len,
+			     void *desc, fi_addr_t dest, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_sendv(struct fid_ep *ep, const struct iovec *iov,
+			      void **desc, size_t count, fi_addr_t dest,
+			      void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
+				uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_inject(struct fid_ep *ep, const void *buf, size_t len,
+			       fi_addr_t dest)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_senddata(struct fid_ep *ep, const void *buf,
+				 size_t len, void *desc, uint64_t data,
+				 fi_addr_t dest, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_injectdata(struct fid_ep *ep, const void *buf,
+				   size_t len, uint64_t data, fi_addr_t dest)
+{
+	return -FI_ENOSYS;
+}
+
+/* The receive slots are the caller's to fill in. */
+const struct fi_ops_msg g_rivet_no_send_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.send = rivet_no_send,
+	.sendv = rivet_no_sendv,
+	.sendmsg = rivet_no_sendmsg,
+	.inject = rivet_no_inject,
+	.senddata = rivet_no_senddata,
+	.injectdata = rivet_no_injectdata,
+};
+
+
 /* ---- struct fi_ops_collective: no endpoint offers FI_COLLECTIVE ---- */
 
 static ssize_t rivet_no_barrier(struct fid_ep *ep, fi_addr_t coll_addr,

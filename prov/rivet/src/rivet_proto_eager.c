@@ -93,9 +93,11 @@ static void rivet_rx_unexpected(struct rivet_rdm_ep *ep,
 	if (rts)
 		memcpy(&u->rts, rts, sizeof(u->rts));
 	if (hdr->flags & RIVET_WF_TAGGED)
-		rivet_match_msg_insert(&ep->match_tag, &u->me, u->src, u->tag);
+		rivet_match_msg_insert(rivet_rdm_match(ep, true), &u->me,
+				       u->src, u->tag);
 	else
-		rivet_match_msg_insert(&ep->match_msg, &u->me, u->src, 0);
+		rivet_match_msg_insert(rivet_rdm_match(ep, false), &u->me,
+				       u->src, 0);
 }
 
 void rivet_rx_arrive(struct rivet_rdm_ep *ep, struct rivet_conn *conn,

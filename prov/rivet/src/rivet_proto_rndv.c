@@ -125,6 +125,9 @@ static void rivet_rndv_report(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 void rivet_rndv_drop(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 {
 	rivet_op_mrs_release(ep, r->mrs, &r->nmrs, r->busy, &r->nbusy);
+	/* its receive (a shared context's may outlive ep) is let go */
+	if (r->rx && !--r->rx->inflight && r->rx->released)
+		rivet_rx_retire(ep, r->rx);
 	free(r);
 }
 

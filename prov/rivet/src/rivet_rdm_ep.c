@@ -113,6 +113,12 @@ static int rivet_rdm_ep_bind(struct fid *fid, struct fid *bfid,
 		if (cntr->domain != ep->domain)
 			return -FI_EINVAL;
 		return rivet_rdm_bind_cntr(ep, cntr, flags);
+	case FI_CLASS_SRX_CTX:
+		return rivet_rdm_srx_bind(ep, container_of(bfid,
+				struct rivet_rdm_srx, ep_fid.fid));
+	case FI_CLASS_STX_CTX:
+		return rivet_stx_bind(ep->domain, bfid, &ep->stx,
+				      &ep->tx_size);
 	case FI_CLASS_EQ:
 		/* nothing to report on an RDM endpoint's EQ */
 		eq = container_of(bfid, struct rivet_eq, eq_fid.fid);
@@ -253,6 +259,12 @@ static int rivet_rdm_ep_enable(struct rivet_rdm_ep *ep)
 		ret = rivet_av_bind_ep(ep->av, &ep->av_listener);
 	if (ret)
 		return ret;
+	ep->own_rxq.rx_selective = ep->rx_selective;
+	if (ep->srx) {
+		ret = rivet_rdm_srx_attach(ep);
+		if (ret)
+			return ret;
+	}
 	ep->enabled = true;
 	if (!rivet_rdm_ep_auto(ep))
 		return 0;
@@ -368,14 +380,26 @@ static void rivet_rdm_ep_drain_match(struct rivet_match *m)
 	rivet_match_destruct(m);
 }
 
-static void rivet_rdm_ep_free_queues(struct rivet_rdm_ep *ep)
+void rivet_rdm_rxq_construct(struct rivet_rdm_rxq *q, size_t rx_size,
+			     bool directed)
+{
+	rivet_match_construct(&q->match_msg);
+	rivet_match_construct(&q->match_tag);
+	q->rx_free = NULL;
+	q->rx_ops_used = 0;
+	q->rx_size = rx_size;
+	q->directed = directed;
+	q->rx_selective = false;
+}
+
+void rivet_rdm_rxq_destruct(struct rivet_rdm_rxq *q)
 {
 	struct rivet_rx_op *rx;
 
-	rivet_rdm_ep_drain_match(&ep->match_msg);
-	rivet_rdm_ep_drain_match(&ep->match_tag);
-	while ((rx = ep->rx_free)) {
-		ep->rx_free = rx->next;
+	rivet_rdm_ep_drain_match(&q->match_msg);
+	rivet_rdm_ep_drain_match(&q->match_tag);
+	while ((rx = q->rx_free)) {
+		q->rx_free = rx->next;
 		free(rx);
 	}
 }
@@ -394,6 +418,11 @@ static int rivet_rdm_ep_close(struct fid *fid)
 	/* no fi_av_remove callback may reach the connections any more */
 	if (ep->av && ep->enabled)
 		rivet_av_unbind_ep(ep->av, &ep->av_listener);
+	/* a shared receive context's other endpoints go on meanwhile */
+	if (ep->srx) {
+		rivet_rdm_lock(ep);
+		rivet_rdm_srx_detach(ep);
+	}
 	for (i = 0; i < ep->nconns; i++)
 		if (ep->conns[i])
 			rivet_conn_destroy(ep->conns[i]);
@@ -403,6 +432,10 @@ static int rivet_rdm_ep_close(struct fid *fid)
 	for (i = 0; ep->ctrlbufs && i < RIVET_RDM_CTRL_BUDGET; i++)
 		if (ep->ctrlbufs[i].rndv)
 			rivet_rndv_drop(ep, ep->ctrlbufs[i].rndv);
+	if (ep->srx) {
+		rivet_rdm_unlock(ep);
+		rivet_rdm_srx_unbind(ep);
+	}
 	for (i = 0; ep->tx_ops && i < ep->tx_size; i++)
 		rivet_tx_op_release(ep, &ep->tx_ops[i]);
 	if (ep->listen_id)
@@ -417,7 +450,8 @@ static int rivet_rdm_ep_close(struct fid *fid)
 		ibv_dereg_mr(ep->slab_mr);
 	if (ep->cm_channel)
 		rdma_destroy_event_channel(ep->cm_channel);
-	rivet_rdm_ep_free_queues(ep);
+	rivet_rdm_rxq_destruct(&ep->own_rxq);
+	rivet_stx_release(ep->stx);
 	rivet_rdm_ep_release_refs(ep);
 	free(ep->slab);
 	free(ep->rxbufs);
@@ -475,8 +509,8 @@ static ssize_t rivet_rdm_ep_rx_size_left(struct fid_ep *fid)
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	return ep->rx_size > ep->rx_ops_used ? ep->rx_size - ep->rx_ops_used
-					     : 0;
+	return ep->rxq->rx_size > ep->rxq->rx_ops_used ?
+	       ep->rxq->rx_size - ep->rxq->rx_ops_used : 0;
 }
 
 static ssize_t rivet_rdm_ep_tx_size_left(struct fid_ep *fid)
@@ -591,8 +625,7 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 
 	ep->domain = dom;
 	pthread_mutex_init(&ep->lock, NULL);
-	rivet_match_construct(&ep->match_msg);
-	rivet_match_construct(&ep->match_tag);
+	ep->lockp = &ep->lock;
 	ep->locking = dom->threading != FI_THREAD_DOMAIN ||
 		      (info->domain_attr &&
 		       info->domain_attr->data_progress == FI_PROGRESS_AUTO);
@@ -604,6 +637,9 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 		      info->tx_attr->size : g_rivet_params.tx_size;
 	ep->rx_size = info->rx_attr && info->rx_attr->size ?
 		      info->rx_attr->size : g_rivet_params.rx_size;
+	rivet_rdm_rxq_construct(&ep->own_rxq, ep->rx_size,
+				info->caps & FI_DIRECTED_RECV);
+	ep->rxq = &ep->own_rxq;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	ep->eager_size = g_rivet_params.eager_size;

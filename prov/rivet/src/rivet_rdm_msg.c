@@ -1,26 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * RDM data operations: every fi_send, fi_tsend, fi_recv and fi_trecv
- * variant is a shim into rivet_rdm_send / rivet_rdm_recv; also peek, claim,
- * discard (fi_trecvmsg flags) and fi_cancel.
+ * variant is a shim into rivet_rdm_send / rivet_rdm_recv (rivet_rdm_recv.c).
+ * The receive shims serve shared receive contexts too: they go by the
+ * class of the fid.
  */
 #include <stdlib.h>
 
 #include "rivet_iov.h"
 #include "rivet_rdm.h"
 
-#define RIVET_RDM_SILENT (1ULL << 63)	/* internal: fi_inject* */
-
-struct rivet_rdm_req {
-	const struct iovec *iov;
-	void **desc;
-	size_t count;
-	fi_addr_t addr;
-	uint64_t tag, ignore, data;
-	void *context;
-	uint64_t flags;
-	bool tagged;
-};
 
 /* Header, and the payload when eager (len != 0 only then). */
 static void rivet_rdm_stage(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
@@ -185,276 +174,25 @@ out:
 	return ret;
 }
 
-/* ---- receives ---- */
-
-static void rivet_rdm_unexp_release(struct rivet_rdm_ep *ep,
-				    struct rivet_unexp *u, bool tagged)
-{
-	rivet_match_msg_remove(rivet_rdm_match(ep, tagged), &u->me);
-	/* a discarded rendezvous still owes its sender a FIN */
-	if (u->op == RIVET_OP_RTS && u->conn->state != RIVET_CONN_CLOSED)
-		rivet_rndv_send_fin(u->conn, u->rts.send_id, 0, NULL);
-	free(u);
-}
-
-static void rivet_rdm_unexp_hdr(const struct rivet_unexp *u,
-				struct rivet_wire_hdr *hdr)
-{
-	*hdr = (struct rivet_wire_hdr) {
-		.version = RIVET_WIRE_VERSION, .op = u->op, .flags = u->wflags,
-		.tag = u->tag, .data = u->data, .len = u->len,
-	};
-}
-
-/* Hands an unexpected message to a receive; the message is consumed. */
-static void rivet_rdm_unexp_deliver(struct rivet_rdm_ep *ep,
-				    struct rivet_rx_op *rx,
-				    struct rivet_unexp *u, bool tagged)
-{
-	struct rivet_wire_hdr hdr;
-
-	rivet_rdm_unexp_hdr(u, &hdr);
-	rivet_match_msg_remove(rivet_rdm_match(ep, tagged), &u->me);
-	if (u->op == RIVET_OP_EAGER)
-		rivet_rx_deliver_eager(ep, rx, u->conn, &hdr, u->payload);
-	else
-		rivet_rndv_start(ep, rx, u->conn, &hdr, &u->rts);
-	free(u);
-}
-
-static struct rivet_rx_op *rivet_rdm_rx_alloc(struct rivet_rdm_ep *ep,
-					      const struct rivet_rdm_req *req,
-					      size_t len)
-{
-	struct rivet_rx_op *rx = ep->rx_free;
-	size_t i;
-
-	if (rx) {
-		ep->rx_free = rx->next;
-	} else {
-		rx = malloc(sizeof(*rx));
-		if (!rx)
-			return NULL;
-	}
-	/* every field, the iovs only up to count (nothing reads beyond) */
-	rx->next = NULL;
-	rx->offset = rx->inflight = 0;
-	rx->released = rx->posted = false;
-	rx->context = req->context;
-	rx->op_flags = req->flags;
-	rx->cq_flags = FI_RECV | (req->tagged ? FI_TAGGED : FI_MSG);
-	rx->addr = (ep->caps & FI_DIRECTED_RECV) ? req->addr : FI_ADDR_UNSPEC;
-	rx->tag = req->tagged ? req->tag : 0;
-	rx->ignore = req->tagged ? req->ignore : ~0ULL;
-	rx->count = req->count;
-	rx->iov[0] = (struct iovec) { 0 };	/* count 0: an empty buffer */
-	rx->desc[0] = NULL;
-	for (i = 0; i < req->count; i++) {
-		rx->iov[i] = req->iov[i];
-		rx->desc[i] = req->desc ? req->desc[i] : NULL;
-	}
-	rx->len = len;
-	rx->multi = req->flags & FI_MULTI_RECV;
-	rx->report = !ep->rx_selective || (req->flags & FI_COMPLETION);
-	ep->rx_ops_used++;
-	return rx;
-}
-
-static void rivet_rdm_rx_post(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
-{
-	bool tagged = rx->cq_flags & FI_TAGGED;
-	struct rivet_match *m = rivet_rdm_match(ep, tagged);
-	struct rivet_match_msg *u;
-
-	rx->inflight++;		/* delivery may retire rx: keep it alive */
-	do {
-		/* rx->addr is FI_ADDR_UNSPEC without FI_DIRECTED_RECV */
-		u = rivet_match_msg_find(m, rx->addr, rx->tag, rx->ignore);
-		if (!u)
-			break;
-		rivet_rdm_unexp_deliver(ep, rx,
-					container_of(u, struct rivet_unexp,
-						     me), tagged);
-	} while (rx->multi && !rx->released);
-	rx->inflight--;
-	if (rx->released) {
-		if (!rx->inflight)
-			rivet_rx_op_free(ep, rx);
-		return;
-	}
-	rx->posted = true;
-	rivet_match_recv_insert(m, &rx->me, rx->addr, rx->tag, rx->ignore);
-}
-
-static ssize_t rivet_rdm_peek(struct rivet_rdm_ep *ep,
-			      const struct rivet_rdm_req *req, size_t len);
-
-static ssize_t rivet_rdm_recv(struct rivet_rdm_ep *ep,
-			      const struct rivet_rdm_req *req)
-{
-	struct rivet_rx_op *rx;
-	ssize_t ret = 0;
-	size_t len;
-
-	if (rivet_iov_check(req->iov, req->count, RIVET_RDM_IOV_LIMIT, &len) ||
-	    ((req->flags & FI_MULTI_RECV) && req->count != 1))
-		return -FI_EINVAL;
-	rivet_rdm_lock(ep);
-	if (!ep->enabled) {
-		ret = -FI_EOPBADSTATE;
-	} else if (req->flags & (FI_PEEK | FI_CLAIM)) {
-		ret = rivet_rdm_peek(ep, req, len);
-	} else if (ep->rx_ops_used >= ep->rx_size) {
-		ret = -FI_EAGAIN;
-	} else {
-		rx = rivet_rdm_rx_alloc(ep, req, len);
-		if (rx)
-			rivet_rdm_rx_post(ep, rx);
-		else
-			ret = -FI_ENOMEM;
-	}
-	rivet_rdm_unlock(ep);
-	return ret;
-}
-
-/* ---- FI_PEEK, FI_CLAIM, FI_DISCARD (fi_tagged(3)) ---- */
-
-static void rivet_rdm_peek_comp(struct rivet_rdm_ep *ep,
-				const struct rivet_rdm_req *req,
-				const struct rivet_unexp *u, int err)
-{
-	struct rivet_cq_entry e = {
-		.op_context = req->context, .err = err,
-		.flags = FI_RECV | (req->tagged ? FI_TAGGED : FI_MSG),
-		.src = FI_ADDR_NOTAVAIL,
-	};
-
-	if (u) {
-		e.len = u->len;
-		e.tag = u->tag;
-		e.src = u->src;
-		if (u->wflags & RIVET_WF_CQ_DATA) {
-			e.flags |= FI_REMOTE_CQ_DATA;
-			e.data = u->data;
-		}
-	}
-	rivet_rdm_complete(ep, false, &e, true);
-}
-
-/* The message an FI_CLAIM context names: the peek that claimed it left
- * it there with the endpoint beside it, and its delivery clears both, so
- * a second claim of the same context finds nothing. */
-static struct rivet_unexp *rivet_rdm_claim_of(struct rivet_rdm_ep *ep,
-					      struct fi_context *ctx)
-{
-	struct rivet_unexp *u = ctx->internal[0];
-
-	if (!u || ctx->internal[1] != ep || !u->me.claimed)
-		return NULL;
-	ctx->internal[0] = ctx->internal[1] = NULL;
-	return u;
-}
-
-static ssize_t rivet_rdm_claimed(struct rivet_rdm_ep *ep,
-				 const struct rivet_rdm_req *req, size_t len)
-{
-	struct rivet_unexp *u = rivet_rdm_claim_of(ep, req->context);
-	struct rivet_rx_op *rx;
-
-	if (!u)
-		return -FI_EINVAL;
-	if (req->flags & FI_DISCARD) {
-		rivet_rdm_peek_comp(ep, req, u, 0);
-		rivet_rdm_unexp_release(ep, u, req->tagged);
-		return 0;
-	}
-	rx = rivet_rdm_rx_alloc(ep, req, len);
-	if (!rx) {
-		/* still claimed: the application's to take again */
-		((struct fi_context *)req->context)->internal[0] = u;
-		((struct fi_context *)req->context)->internal[1] = ep;
-		return -FI_ENOMEM;
-	}
-	rx->multi = false;
-	rivet_rdm_unexp_deliver(ep, rx, u, req->tagged);
-	return 0;
-}
-
-static ssize_t rivet_rdm_peek(struct rivet_rdm_ep *ep,
-			      const struct rivet_rdm_req *req, size_t len)
-{
-	struct rivet_match *m = rivet_rdm_match(ep, req->tagged);
-	struct fi_context *ctx = req->context;
-	bool directed = ep->caps & FI_DIRECTED_RECV;
-	struct rivet_match_msg *found;
-	struct rivet_unexp *u;
-
-	/* fi_tagged(3): a claim needs a context to remember the message */
-	if ((req->flags & FI_CLAIM) && !ctx)
-		return -FI_EINVAL;
-	if (!(req->flags & FI_PEEK))
-		return rivet_rdm_claimed(ep, req, len);
-	rivet_rdm_progress_locked(ep);
-	found = rivet_match_msg_find(m, directed ? req->addr : FI_ADDR_UNSPEC,
-				     req->tagged ? req->tag : 0,
-				     req->tagged ? req->ignore : ~0ULL);
-	u = container_of(found, struct rivet_unexp, me);
-	if (!found) {
-		rivet_rdm_peek_comp(ep, req, NULL, FI_ENOMSG);
-		return 0;
-	}
-	rivet_rdm_peek_comp(ep, req, u, 0);
-	if (req->flags & FI_DISCARD) {
-		rivet_rdm_unexp_release(ep, u, req->tagged);
-	} else if (req->flags & FI_CLAIM) {
-		rivet_match_msg_claim(m, &u->me);
-		ctx->internal[0] = u;
-		ctx->internal[1] = ep;
-	}
-	return 0;
-}
-
-/* ---- fi_cancel ---- */
-
-static bool rivet_rdm_has_ctx(const struct rivet_match_recv *r, void *context)
-{
-	return container_of(r, struct rivet_rx_op, me)->context == context;
-}
-
-static struct rivet_rx_op *rivet_rdm_find_ctx(struct rivet_match *m,
-					      void *context)
-{
-	struct rivet_match_recv *r;
-
-	r = rivet_match_recv_search(m, rivet_rdm_has_ctx, context);
-	return r ? container_of(r, struct rivet_rx_op, me) : NULL;
-}
-
-ssize_t rivet_rdm_cancel(struct rivet_rdm_ep *ep, void *context)
-{
-	struct rivet_rx_op *rx;
-	struct rivet_cq_entry e = { .err = FI_ECANCELED,
-				    .src = FI_ADDR_NOTAVAIL };
-	ssize_t ret = -FI_ENOENT;
-
-	rivet_rdm_lock(ep);
-	rx = rivet_rdm_find_ctx(&ep->match_tag, context);
-	if (!rx)
-		rx = rivet_rdm_find_ctx(&ep->match_msg, context);
-	if (rx) {
-		e.op_context = rx->context;
-		e.flags = rx->cq_flags;
-		if (rx->multi)
-			e.flags |= FI_MULTI_RECV;
-		rivet_rdm_complete(ep, false, &e, true);
-		rivet_rx_retire(ep, rx);
-		ret = 0;
-	}
-	rivet_rdm_unlock(ep);
-	return ret;
-}
-
 /* ---- fi_ops_msg ---- */
+
+/* The receive shims serve an endpoint or a shared receive context. */
+static ssize_t rivet_rdm_recv_fid(struct fid_ep *fid,
+				  const struct rivet_rdm_req *req)
+{
+	if (fid->fid.fclass == FI_CLASS_SRX_CTX)
+		return rivet_rdm_srx_recv(container_of(fid,
+					  struct rivet_rdm_srx, ep_fid), req);
+	return rivet_rdm_recv(to_rrdm(fid), req);
+}
+
+static uint64_t rivet_rdm_rx_flags(struct fid_ep *fid)
+{
+	if (fid->fid.fclass == FI_CLASS_SRX_CTX)
+		return container_of(fid, struct rivet_rdm_srx,
+				    ep_fid)->rx_op_flags;
+	return to_rrdm(fid)->rx_op_flags;
+}
 
 static ssize_t rivet_rdm_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
 				 uint64_t flags)
@@ -469,7 +207,7 @@ static ssize_t rivet_rdm_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
 		.context = msg->context, .flags = flags,
 	};
 
-	return rivet_rdm_recv(to_rrdm(fid), &req);
+	return rivet_rdm_recv_fid(fid, &req);
 }
 
 static ssize_t rivet_rdm_recvv(struct fid_ep *fid, const struct iovec *iov,
@@ -481,7 +219,7 @@ static ssize_t rivet_rdm_recvv(struct fid_ep *fid, const struct iovec *iov,
 		.addr = src, .context = context,
 	};
 
-	return rivet_rdm_recvmsg(fid, &msg, to_rrdm(fid)->rx_op_flags);
+	return rivet_rdm_recvmsg(fid, &msg, rivet_rdm_rx_flags(fid));
 }
 
 static ssize_t rivet_rdm_recv1(struct fid_ep *fid, void *buf, size_t len,
@@ -606,7 +344,7 @@ static ssize_t rivet_rdm_trecvmsg(struct fid_ep *fid,
 		.context = msg->context, .flags = flags, .tagged = true,
 	};
 
-	return rivet_rdm_recv(to_rrdm(fid), &req);
+	return rivet_rdm_recv_fid(fid, &req);
 }
 
 static ssize_t rivet_rdm_trecvv(struct fid_ep *fid, const struct iovec *iov,
@@ -618,7 +356,7 @@ static ssize_t rivet_rdm_trecvv(struct fid_ep *fid, const struct iovec *iov,
 		.addr = src, .tag = tag, .ignore = ignore, .context = context,
 	};
 
-	return rivet_rdm_trecvmsg(fid, &msg, to_rrdm(fid)->rx_op_flags);
+	return rivet_rdm_trecvmsg(fid, &msg, rivet_rdm_rx_flags(fid));
 }
 
 static ssize_t rivet_rdm_trecv(struct fid_ep *fid, void *buf, size_t len,
@@ -730,3 +468,18 @@ struct fi_ops_tagged g_rivet_rdm_tagged_ops = {
 	.senddata = rivet_rdm_tsenddata,
 	.injectdata = rivet_rdm_tinjectdata,
 };
+
+struct fi_ops_msg g_rivet_rdm_srx_msg_ops;
+struct fi_ops_tagged g_rivet_rdm_srx_tagged_ops;
+
+void rivet_rdm_srx_ops_init(void)
+{
+	g_rivet_rdm_srx_msg_ops = g_rivet_no_send_ops;
+	g_rivet_rdm_srx_msg_ops.recv = rivet_rdm_recv1;
+	g_rivet_rdm_srx_msg_ops.recvv = rivet_rdm_recvv;
+	g_rivet_rdm_srx_msg_ops.recvmsg = rivet_rdm_recvmsg;
+	g_rivet_rdm_srx_tagged_ops = g_rivet_no_tagged_ops;
+	g_rivet_rdm_srx_tagged_ops.recv = rivet_rdm_trecv;
+	g_rivet_rdm_srx_tagged_ops.recvv = rivet_rdm_trecvv;
+	g_rivet_rdm_srx_tagged_ops.recvmsg = rivet_rdm_trecvmsg;
+}

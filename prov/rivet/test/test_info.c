@@ -220,7 +220,7 @@ Test(info, build_rxe_ep_domain_fabric)
 	cr_assert_eq(d->ep_cnt, 65536);
 	cr_assert_eq(d->tx_ctx_cnt, 65536);
 	cr_assert_eq(d->max_ep_tx_ctx, 1);
-	cr_assert_eq(d->max_ep_srx_ctx, 0);
+	cr_assert_eq(d->max_ep_srx_ctx, 1);
 	cr_assert_eq(d->mr_iov_limit, 1);
 	cr_assert_eq(d->mr_cnt, 262144);
 	cr_assert_eq(d->caps, COMM_CAPS);

@@ -83,8 +83,8 @@ Test(info_rdm, build_rxe_ep_domain_fabric)
 	cr_assert_eq(d->ep_cnt, 65536);
 	cr_assert_eq(d->max_ep_tx_ctx, 1);
 	cr_assert_eq(d->max_ep_rx_ctx, 1);
-	cr_assert_eq(d->max_ep_srx_ctx, 0);
-	cr_assert_eq(d->max_ep_stx_ctx, 0);
+	cr_assert_eq(d->max_ep_srx_ctx, 1);
+	cr_assert_eq(d->max_ep_stx_ctx, 1);
 	cr_assert_eq(d->mr_iov_limit, 1);
 	cr_assert_eq(d->mr_cnt, 262144);
 	cr_assert_eq(d->caps, COMM_CAPS);
@@ -248,6 +248,28 @@ Test(info_rdm, mpi_hints)
 	cr_assert_eq(fi->domain_attr->mr_mode, 0, "FI_MR_LOCAL not needed");
 	cr_assert_eq(fi->domain_attr->cq_data_size, 8);
 	cr_assert_eq(fi->ep_attr->mem_tag_format, 0xAAAAAAAAAAAAAAAAULL);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+/* fi_shared_ctx: shared contexts each way are asked for and offered */
+Test(info_rdm, shared_contexts)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	h->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	h->domain_attr->max_ep_srx_ctx = 1;
+	h->domain_attr->max_ep_stx_ctx = 1;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->ep_attr->tx_ctx_cnt, FI_SHARED_CONTEXT);
+	cr_assert_eq(fi->ep_attr->rx_ctx_cnt, FI_SHARED_CONTEXT);
+	fi_freeinfo(fi);
+	h->ep_attr->tx_ctx_cnt = 0;
+	h->ep_attr->rx_ctx_cnt = 0;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->ep_attr->tx_ctx_cnt, 1);
+	cr_assert_eq(fi->ep_attr->rx_ctx_cnt, 1);
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
@@ -681,8 +703,7 @@ MUT(tx_caps_rma_mr_0, h->caps = 0; h->tx_attr->caps = FI_RMA;
 MUT(tx_iov, h->tx_attr->iov_limit = 5)
 MUT(rx_iov, h->rx_attr->iov_limit = 5)
 MUT(tx_ctx_cnt, h->ep_attr->tx_ctx_cnt = 2)
-MUT(rx_shared, h->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT)
-MUT(srx_ctx, h->domain_attr->max_ep_srx_ctx = 1)
+MUT(srx_ctx, h->domain_attr->max_ep_srx_ctx = 2)
 MUT(cq_data_9, h->domain_attr->cq_data_size = 9)
 MUT(max_err_data, h->domain_attr->max_err_data = 1)
 MUT(tx_order_war, h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_WAR)
@@ -704,7 +725,7 @@ static const struct hint_case g_rdm_nodata[] = {
 	CASE(rx_size), CASE(inject), CASE(max_msg), CASE(order_war_size),
 	CASE(tx_iov), CASE(rx_iov), CASE(rma_iov_2), CASE(rma_no_prov_key),
 	CASE(rma_no_allocated), CASE(rma_cq_data_8),
-	CASE(tx_caps_rma_mr_0), CASE(tx_ctx_cnt), CASE(rx_shared),
+	CASE(tx_caps_rma_mr_0), CASE(tx_ctx_cnt),
 	CASE(srx_ctx), CASE(cq_data_9),
 	CASE(max_err_data), CASE(tx_order_war), CASE(rx_order_rma_war),
 	CASE(tx_comp_strict), CASE(rx_comp_data),

@@ -39,8 +39,6 @@ MUT(ep_protocol, h->ep_attr->protocol = FI_PROTO_RDMA_CM_IB_RC)
 MUT(ep_protocol_version, h->ep_attr->protocol_version = 2)
 MUT(ep_mem_tag_format, h->ep_attr->mem_tag_format = 0xffff)
 MUT(ep_tx_ctx_cnt, h->ep_attr->tx_ctx_cnt = 2)
-MUT(ep_rx_shared, h->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT)
-MUT(ep_tx_shared, h->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT)
 MUT(ep_max_msg_size, h->ep_attr->max_msg_size = (1u << 30) + 1)
 MUT(ep_order_raw, h->ep_attr->max_order_raw_size = (1u << 30) + 1)
 MUT(ep_order_war, h->ep_attr->max_order_war_size = 1)
@@ -89,8 +87,8 @@ MUT(dom_tx_ctx_cnt, h->domain_attr->tx_ctx_cnt = 65537)
 MUT(dom_rx_ctx_cnt, h->domain_attr->rx_ctx_cnt = 65537)
 MUT(max_ep_tx_ctx, h->domain_attr->max_ep_tx_ctx = 2)
 MUT(max_ep_rx_ctx, h->domain_attr->max_ep_rx_ctx = 2)
-MUT(max_ep_stx_ctx, h->domain_attr->max_ep_stx_ctx = 1)
-MUT(max_ep_srx_ctx, h->domain_attr->max_ep_srx_ctx = 1)
+MUT(max_ep_stx_ctx, h->domain_attr->max_ep_stx_ctx = 2)
+MUT(max_ep_srx_ctx, h->domain_attr->max_ep_srx_ctx = 2)
 MUT(cntr_cnt, h->domain_attr->cntr_cnt = 1u << 30)
 MUT(mr_iov_limit, h->domain_attr->mr_iov_limit = 2)
 MUT(mr_cnt, h->domain_attr->mr_cnt = 262145)
@@ -130,7 +128,7 @@ static const struct hint_case g_nodata[] = {
 	CASE(rx_caps_tagged),
 	CASE(ep_rdm), CASE(ep_dgram), CASE(ep_sock_stream), CASE(ep_protocol),
 	CASE(ep_protocol_version), CASE(ep_mem_tag_format),
-	CASE(ep_tx_ctx_cnt), CASE(ep_rx_shared), CASE(ep_tx_shared),
+	CASE(ep_tx_ctx_cnt),
 	CASE(ep_max_msg_size), CASE(ep_order_raw), CASE(ep_order_war),
 	CASE(ep_order_waw), CASE(ep_auth_key),
 	CASE(addr_in6), CASE(addr_ib), CASE(addr_str), CASE(addr_psmx2),

@@ -463,3 +463,39 @@ Test(match, random_against_list_model)
 		drain(&m);
 	}
 }
+
+/* A shared receive context's endpoint closes: the messages that came on
+ * it leave, claimed ones too, and the others keep their order. */
+static bool odd_msg(const struct rivet_match_msg *u, void *arg)
+{
+	(void)arg;
+	return ((const struct test_msg *)u)->id % 2;
+}
+
+static void free_msg(struct rivet_match_msg *u, void *arg)
+{
+	(*(int *)arg)++;
+	free(u);
+}
+
+MATCH_TEST(purge_takes_what_pred_accepts)
+{
+	struct rivet_match m;
+	struct rivet_match_msg *u;
+	int freed = 0, i;
+
+	construct(&m, lm);
+	for (i = 1; i <= 40; i++)
+		arrive(&m, i, (fi_addr_t)(i % 3), (uint64_t)i);
+	u = rivet_match_msg_find(&m, ANY, 7, 0);
+	cr_assert_eq(msg_id(u), 7);
+	rivet_match_msg_claim(&m, u);
+	cr_assert_eq(rivet_match_msg_purge(&m, odd_msg, free_msg, &freed),
+		     20);
+	cr_assert_eq(freed, 20);
+	cr_assert_eq(m.nmsgs, 20);
+	for (i = 2; i <= 40; i += 2)
+		cr_assert_eq(take_msg(&m, ANY, 0, ~0ULL), i);
+	cr_assert_eq(take_msg(&m, ANY, 0, ~0ULL), -1);
+	drain(&m);
+}

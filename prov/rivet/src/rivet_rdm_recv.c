@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RDM receives: posting (fi_recv, fi_trecv and their variants), FI_PEEK,
+ * FI_CLAIM and FI_DISCARD (fi_tagged(3)) and fi_cancel, on a receive side
+ * (struct rivet_rdm_rxside): an endpoint's own queue, or a shared receive
+ * context's (rivet_rdm_srx.c).  A message is always delivered by the
+ * endpoint it came on (u->conn->ep): its CQ and counters report it.
+ */
+#include <stdlib.h>
+
+#include "rivet_iov.h"
+#include "rivet_rdm.h"
+
+static void rivet_rdm_unexp_release(struct rivet_rdm_rxq *q,
+				    struct rivet_unexp *u, bool tagged)
+{
+	rivet_match_msg_remove(tagged ? &q->match_tag : &q->match_msg,
+			       &u->me);
+	/* a discarded rendezvous still owes its sender a FIN */
+	if (u->op == RIVET_OP_RTS && u->conn->state != RIVET_CONN_CLOSED)
+		rivet_rndv_send_fin(u->conn, u->rts.send_id, 0, NULL);
+	free(u);
+}
+
+static void rivet_rdm_unexp_hdr(const struct rivet_unexp *u,
+				struct rivet_wire_hdr *hdr)
+{
+	*hdr = (struct rivet_wire_hdr) {
+		.version = RIVET_WIRE_VERSION, .op = u->op, .flags = u->wflags,
+		.tag = u->tag, .data = u->data, .len = u->len,
+	};
+}
+
+/* Hands an unexpected message to a receive; the message is consumed. */
+static void rivet_rdm_unexp_deliver(struct rivet_rdm_rxq *q,
+				    struct rivet_rx_op *rx,
+				    struct rivet_unexp *u, bool tagged)
+{
+	struct rivet_rdm_ep *ep = u->conn->ep;
+	struct rivet_wire_hdr hdr;
+
+	rivet_rdm_unexp_hdr(u, &hdr);
+	rivet_match_msg_remove(tagged ? &q->match_tag : &q->match_msg,
+			       &u->me);
+	if (u->op == RIVET_OP_EAGER)
+		rivet_rx_deliver_eager(ep, rx, u->conn, &hdr, u->payload);
+	else
+		rivet_rndv_start(ep, rx, u->conn, &hdr, &u->rts);
+	free(u);
+}
+
+static struct rivet_rx_op *rivet_rdm_rx_alloc(struct rivet_rdm_rxq *q,
+					      const struct rivet_rdm_req *req,
+					      size_t len)
+{
+	struct rivet_rx_op *rx = q->rx_free;
+	size_t i;
+
+	if (rx) {
+		q->rx_free = rx->next;
+	} else {
+		rx = malloc(sizeof(*rx));
+		if (!rx)
+			return NULL;
+	}
+	/* every field, the iovs only up to count (nothing reads beyond) */
+	rx->next = NULL;
+	rx->offset = rx->inflight = 0;
+	rx->released = rx->posted = false;
+	rx->context = req->context;
+	rx->op_flags = req->flags;
+	rx->cq_flags = FI_RECV | (req->tagged ? FI_TAGGED : FI_MSG);
+	rx->addr = q->directed ? req->addr : FI_ADDR_UNSPEC;
+	rx->tag = req->tagged ? req->tag : 0;
+	rx->ignore = req->tagged ? req->ignore : ~0ULL;
+	rx->count = req->count;
+	rx->iov[0] = (struct iovec) { 0 };	/* count 0: an empty buffer */
+	rx->desc[0] = NULL;
+	for (i = 0; i < req->count; i++) {
+		rx->iov[i] = req->iov[i];
+		rx->desc[i] = req->desc ? req->desc[i] : NULL;
+	}
+	rx->len = len;
+	rx->multi = req->flags & FI_MULTI_RECV;
+	rx->report = !q->rx_selective || (req->flags & FI_COMPLETION);
+	q->rx_ops_used++;
+	return rx;
+}
+
+static void rivet_rdm_rx_post(struct rivet_rdm_rxq *q, struct rivet_rx_op *rx)
+{
+	bool tagged = rx->cq_flags & FI_TAGGED;
+	struct rivet_match *m = tagged ? &q->match_tag : &q->match_msg;
+	struct rivet_match_msg *u;
+
+	rx->inflight++;		/* delivery may retire rx: keep it alive */
+	do {
+		/* rx->addr is FI_ADDR_UNSPEC without FI_DIRECTED_RECV */
+		u = rivet_match_msg_find(m, rx->addr, rx->tag, rx->ignore);
+		if (!u)
+			break;
+		rivet_rdm_unexp_deliver(q, rx,
+					container_of(u, struct rivet_unexp,
+						     me), tagged);
+	} while (rx->multi && !rx->released);
+	rx->inflight--;
+	if (rx->released) {
+		if (!rx->inflight)
+			rivet_rdm_rxq_put(q, rx);
+		return;
+	}
+	rx->posted = true;
+	rivet_match_recv_insert(m, &rx->me, rx->addr, rx->tag, rx->ignore);
+}
+
+/* ---- FI_PEEK, FI_CLAIM, FI_DISCARD (fi_tagged(3)) ---- */
+
+/* A peek's answer: on the CQ of the endpoint the message came on, or,
+ * when none was found, of the side's. */
+static void rivet_rdm_peek_comp(const struct rivet_rdm_rxside *side,
+				const struct rivet_rdm_req *req,
+				const struct rivet_unexp *u, int err)
+{
+	struct rivet_cq_entry e = {
+		.op_context = req->context, .err = err,
+		.flags = FI_RECV | (req->tagged ? FI_TAGGED : FI_MSG),
+		.src = FI_ADDR_NOTAVAIL,
+	};
+
+	if (u) {
+		e.len = u->len;
+		e.tag = u->tag;
+		e.src = u->src;
+		if (u->wflags & RIVET_WF_CQ_DATA) {
+			e.flags |= FI_REMOTE_CQ_DATA;
+			e.data = u->data;
+		}
+	}
+	rivet_rdm_complete(u ? u->conn->ep : side->ep, false, &e, true);
+}
+
+/* The message an FI_CLAIM context names: the peek that claimed it left
+ * it there with the queue beside it, and its delivery clears both, so
+ * a second claim of the same context finds nothing. */
+static struct rivet_unexp *rivet_rdm_claim_of(struct rivet_rdm_rxq *q,
+					      struct fi_context *ctx)
+{
+	struct rivet_unexp *u = ctx->internal[0];
+
+	if (!u || ctx->internal[1] != q || !u->me.claimed)
+		return NULL;
+	ctx->internal[0] = ctx->internal[1] = NULL;
+	return u;
+}
+
+static ssize_t rivet_rdm_claimed(const struct rivet_rdm_rxside *side,
+				 const struct rivet_rdm_req *req, size_t len)
+{
+	struct rivet_unexp *u = rivet_rdm_claim_of(side->q, req->context);
+	struct rivet_rx_op *rx;
+
+	if (!u)
+		return -FI_EINVAL;
+	if (req->flags & FI_DISCARD) {
+		rivet_rdm_peek_comp(side, req, u, 0);
+		rivet_rdm_unexp_release(side->q, u, req->tagged);
+		return 0;
+	}
+	rx = rivet_rdm_rx_alloc(side->q, req, len);
+	if (!rx) {
+		/* still claimed: the application's to take again */
+		((struct fi_context *)req->context)->internal[0] = u;
+		((struct fi_context *)req->context)->internal[1] = side->q;
+		return -FI_ENOMEM;
+	}
+	rx->multi = false;
+	rivet_rdm_unexp_deliver(side->q, rx, u, req->tagged);
+	return 0;
+}
+
+static void rivet_rdm_side_progress(const struct rivet_rdm_rxside *side)
+{
+	size_t i;
+
+	if (!side->srx) {
+		rivet_rdm_progress_locked(side->ep);
+		return;
+	}
+	for (i = 0; i < side->srx->nmembers; i++)
+		rivet_rdm_progress_locked(side->srx->members[i]);
+}
+
+static ssize_t rivet_rdm_peek(const struct rivet_rdm_rxside *side,
+			      const struct rivet_rdm_req *req, size_t len)
+{
+	struct rivet_rdm_rxq *q = side->q;
+	struct rivet_match *m = req->tagged ? &q->match_tag : &q->match_msg;
+	struct fi_context *ctx = req->context;
+	struct rivet_match_msg *found;
+	struct rivet_unexp *u;
+
+	/* fi_tagged(3): a claim needs a context to remember the message */
+	if ((req->flags & FI_CLAIM) && !ctx)
+		return -FI_EINVAL;
+	if (!(req->flags & FI_PEEK))
+		return rivet_rdm_claimed(side, req, len);
+	rivet_rdm_side_progress(side);
+	found = rivet_match_msg_find(m, q->directed ? req->addr :
+						      FI_ADDR_UNSPEC,
+				     req->tagged ? req->tag : 0,
+				     req->tagged ? req->ignore : ~0ULL);
+	u = container_of(found, struct rivet_unexp, me);
+	if (!found) {
+		rivet_rdm_peek_comp(side, req, NULL, FI_ENOMSG);
+		return 0;
+	}
+	rivet_rdm_peek_comp(side, req, u, 0);
+	if (req->flags & FI_DISCARD) {
+		rivet_rdm_unexp_release(q, u, req->tagged);
+	} else if (req->flags & FI_CLAIM) {
+		rivet_match_msg_claim(m, &u->me);
+		ctx->internal[0] = u;
+		ctx->internal[1] = q;
+	}
+	return 0;
+}
+
+/* ---- posting ---- */
+
+/* Under the side's lock. */
+ssize_t rivet_rdm_recv_on(const struct rivet_rdm_rxside *side,
+			  const struct rivet_rdm_req *req)
+{
+	struct rivet_rx_op *rx;
+	size_t len;
+
+	if (rivet_iov_check(req->iov, req->count, RIVET_RDM_IOV_LIMIT, &len) ||
+	    ((req->flags & FI_MULTI_RECV) && req->count != 1))
+		return -FI_EINVAL;
+	if (req->flags & (FI_PEEK | FI_CLAIM))
+		return rivet_rdm_peek(side, req, len);
+	if (side->q->rx_ops_used >= side->q->rx_size)
+		return -FI_EAGAIN;
+	rx = rivet_rdm_rx_alloc(side->q, req, len);
+	if (!rx)
+		return -FI_ENOMEM;
+	rivet_rdm_rx_post(side->q, rx);
+	return 0;
+}
+
+ssize_t rivet_rdm_recv(struct rivet_rdm_ep *ep,
+		       const struct rivet_rdm_req *req)
+{
+	struct rivet_rdm_rxside side = { .q = ep->rxq, .ep = ep,
+					 .srx = ep->srx };
+	ssize_t ret;
+
+	rivet_rdm_lock(ep);
+	ret = ep->enabled ? rivet_rdm_recv_on(&side, req) : -FI_EOPBADSTATE;
+	rivet_rdm_unlock(ep);
+	return ret;
+}
+
+/* ---- fi_cancel ---- */
+
+static bool rivet_rdm_has_ctx(const struct rivet_match_recv *r, void *context)
+{
+	return container_of(r, struct rivet_rx_op, me)->context == context;
+}
+
+static struct rivet_rx_op *rivet_rdm_find_ctx(struct rivet_match *m,
+					      void *context)
+{
+	struct rivet_match_recv *r;
+
+	r = rivet_match_recv_search(m, rivet_rdm_has_ctx, context);
+	return r ? container_of(r, struct rivet_rx_op, me) : NULL;
+}
+
+/* Under the side's lock: the cancelled receive is reported by the
+ * side's endpoint. */
+ssize_t rivet_rdm_cancel_on(const struct rivet_rdm_rxside *side,
+			    void *context)
+{
+	struct rivet_cq_entry e = { .err = FI_ECANCELED,
+				    .src = FI_ADDR_NOTAVAIL };
+	struct rivet_rx_op *rx;
+
+	rx = rivet_rdm_find_ctx(&side->q->match_tag, context);
+	if (!rx)
+		rx = rivet_rdm_find_ctx(&side->q->match_msg, context);
+	if (!rx)
+		return -FI_ENOENT;
+	e.op_context = rx->context;
+	e.flags = rx->cq_flags;
+	if (rx->multi)
+		e.flags |= FI_MULTI_RECV;
+	rivet_rdm_complete(side->ep, false, &e, true);
+	rivet_rx_retire(side->ep, rx);
+	return 0;
+}
+
+ssize_t rivet_rdm_cancel(struct rivet_rdm_ep *ep, void *context)
+{
+	struct rivet_rdm_rxside side = { .q = ep->rxq, .ep = ep,
+					 .srx = ep->srx };
+	ssize_t ret;
+
+	rivet_rdm_lock(ep);
+	ret = rivet_rdm_cancel_on(&side, context);
+	rivet_rdm_unlock(ep);
+	return ret;
+}

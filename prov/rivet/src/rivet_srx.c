@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared contexts (fi_endpoint(3) SHARED CONTEXTS).
+ *
+ * Receive (fi_srx_context): on MSG and DGRAM endpoints a verbs shared
+ * receive queue.  The endpoints' QPs are created on it, a receive posted
+ * to the context is one ibv_post_srq_recv, and its work completion comes
+ * on the receive CQ of the endpoint whose QP took it: rivet_srx_wc finds
+ * that endpoint by the QP number and reports through its CQ and counters.
+ * The SRQ's entries are paid for once per CQ: a CQ that the first of the
+ * context's endpoints brings grows by the context's size (ibv_resize_cq).
+ * On RDM endpoints the context shares software matching instead
+ * (rivet_rdm_srx.c).  The kind follows the domain's endpoint type.
+ *
+ * Transmit (fi_stx_context): verbs has no send queue that QPs share (RC
+ * needs one per connection; an RDM endpoint already shares its staging
+ * and control resources over all its connections).  An endpoint bound to
+ * a transmit context keeps its own send queue, sized by the context's
+ * tx_attr; the context holds the attributes and its endpoints.
+ */
+#include <stdlib.h>
+
+#include "rivet.h"
+#include "rivet_dgram.h"
+#include "rivet_iov.h"
+#include "rivet_rdm.h"
+
+/* ---- transmit contexts ---- */
+
+static int rivet_stx_close(struct fid *fid)
+{
+	struct rivet_stx *stx = container_of(fid, struct rivet_stx,
+					     stx_fid.fid);
+
+	if (atomic_load(&stx->refcnt))
+		return -FI_EBUSY;
+	atomic_fetch_sub(&stx->domain->refcnt, 1);
+	free(stx);
+	return 0;
+}
+
+static struct fi_ops g_rivet_stx_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rivet_stx_close,
+	.bind = rivet_no_bind,
+	.control = rivet_no_control,
+	.ops_open = rivet_no_ops_open,
+	.tostr = rivet_no_tostr,
+	.ops_set = rivet_no_ops_set,
+};
+
+int rivet_stx_open(struct fid_domain *domain, struct fi_tx_attr *attr,
+		   struct fid_stx **stx_p, void *context)
+{
+	struct rivet_domain *dom = to_rdomain(domain);
+	const struct fi_tx_attr *ours = dom->info->tx_attr;
+	struct rivet_stx *stx;
+
+	if (!stx_p)
+		return -FI_EINVAL;
+	if (attr && ours && (attr->size > ours->size ||
+			     attr->iov_limit > ours->iov_limit ||
+			     attr->inject_size > ours->inject_size))
+		return -FI_EINVAL;
+	stx = calloc(1, sizeof(*stx));
+	if (!stx)
+		return -FI_ENOMEM;
+	stx->domain = dom;
+	if (attr)
+		stx->attr = *attr;
+	atomic_init(&stx->refcnt, 0);
+	stx->stx_fid.fid.fclass = FI_CLASS_STX_CTX;
+	stx->stx_fid.fid.context = context;
+	stx->stx_fid.fid.ops = &g_rivet_stx_fi_ops;
+	atomic_fetch_add(&dom->refcnt, 1);
+	*stx_p = &stx->stx_fid;
+	return 0;
+}
+
+int rivet_stx_bind(struct rivet_domain *dom, struct fid *bfid,
+		   struct rivet_stx **stx_p, size_t *tx_size_p)
+{
+	struct rivet_stx *stx = container_of(bfid, struct rivet_stx,
+					     stx_fid.fid);
+
+	if (*stx_p || stx->domain != dom)
+		return -FI_EINVAL;
+	*stx_p = stx;
+	if (stx->attr.size)
+		*tx_size_p = stx->attr.size;
+	atomic_fetch_add(&stx->refcnt, 1);
+	return 0;
+}
+
+void rivet_stx_release(struct rivet_stx *stx)
+{
+	if (stx)
+		atomic_fetch_sub(&stx->refcnt, 1);
+}
+
+/* ---- receive contexts over an SRQ (MSG, DGRAM) ---- */
+
+static struct rivet_srx *to_srx(struct fid *fid)
+{
+	return container_of(fid, struct rivet_srx, ep_fid.fid);
+}
+
+static int rivet_srx_close(struct fid *fid)
+{
+	struct rivet_srx *srx = to_srx(fid);
+	int ret;
+
+	if (atomic_load(&srx->refcnt))
+		return -FI_EBUSY;
+	/* its receives never complete: nobody takes them any more */
+	ret = ibv_destroy_srq(srx->srq);
+	if (ret) {
+		RIVET_WARN_ERRNO(EP_CTRL, "ibv_destroy_srq", ret);
+		return rivet_errno_to_fi(ret);
+	}
+	if (srx->extra_mr)
+		ibv_dereg_mr(srx->extra_mr);
+	free(srx->extra);
+	free(srx->ctxs);
+	free(srx->free_idx);
+	free(srx->members);
+	free(srx->cqs);
+	pthread_mutex_destroy(&srx->lock);
+	atomic_fetch_sub(&srx->domain->refcnt, 1);
+	free(srx);
+	return 0;
+}
+
+static int rivet_srx_control(struct fid *fid, int command, void *arg)
+{
+	struct rivet_srx *srx = to_srx(fid);
+	uint64_t *flags = arg;
+
+	switch (command) {
+	case FI_ENABLE:
+		return 0;
+	case FI_GETOPSFLAG:
+		if (!flags || (*flags & FI_TRANSMIT))
+			return -FI_EINVAL;
+		*flags = srx->rx_op_flags;
+		return 0;
+	case FI_SETOPSFLAG:
+		if (!flags || (*flags & FI_TRANSMIT))
+			return -FI_EINVAL;
+		srx->rx_op_flags = *flags & ~FI_RECV;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
+			    void **desc, size_t count, void *context,
+			    uint64_t flags)
+{
+	struct ibv_sge sge[RIVET_IOV_LIMIT_MAX + 2];
+	struct ibv_recv_wr wr = { 0 }, *bad;
+	bool ud = srx->type == FI_EP_DGRAM;
+	struct rivet_wr_ctx *ctx;
+	uint8_t *extra = NULL;
+	size_t len, slot;
+	int ret, num;
+
+	if (rivet_iov_check(iov, count, srx->iov_limit, &len))
+		return -FI_EINVAL;
+	ret = rivet_recv_sges(iov, desc, count, sge + (ud ? 1 : 0), &num);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&srx->lock);
+	if (!srx->nfree) {
+		pthread_mutex_unlock(&srx->lock);
+		return -FI_EAGAIN;
+	}
+	slot = srx->free_idx[--srx->nfree];
+	ctx = &srx->ctxs[slot];
+	if (ud) {
+		extra = srx->extra + slot * srx->extra_stride;
+		rivet_dgram_recv_extra(extra, srx->extra_mr->lkey, srx->mtu,
+				       len, sge, (size_t)num, &num);
+	}
+	*ctx = (struct rivet_wr_ctx) {
+		.srx = srx, .context = context, .rx = true,
+		.flags = FI_RECV | FI_MSG, .buf = count ? iov[0].iov_base : NULL,
+		.len = len, .report = flags & FI_COMPLETION,
+		.hdr_len = ud ? RIVET_UD_GRH_LEN : 0, .grh = extra,
+	};
+	wr.wr_id = (uintptr_t)ctx;
+	wr.sg_list = sge;
+	wr.num_sge = num;
+	ret = ibv_post_srq_recv(srx->srq, &wr, &bad);
+	if (ret)
+		srx->free_idx[srx->nfree++] = (uint32_t)slot;
+	pthread_mutex_unlock(&srx->lock);
+	if (ret)
+		return ret == ENOMEM ? -FI_EAGAIN : rivet_errno_to_fi(ret);
+	return 0;
+}
+
+/* Under the CQ's lock: which endpoint took the receive (its reporting
+ * filled into *out); false when that endpoint has closed.  The slot is
+ * the context's again either way. */
+bool rivet_srx_wc(const struct rivet_wr_ctx *ctx, const struct ibv_wc *wc,
+		  struct rivet_wr_ctx *out)
+{
+	struct rivet_srx *srx = ctx->srx;
+	struct rivet_ep *ep = NULL;
+	size_t i;
+
+	*out = *ctx;
+	pthread_mutex_lock(&srx->lock);
+	for (i = 0; i < srx->nmembers; i++) {
+		if (srx->members[i].qp_num == wc->qp_num) {
+			ep = srx->members[i].ep;
+			break;
+		}
+	}
+	srx->free_idx[srx->nfree++] = (uint32_t)(ctx - srx->ctxs);
+	pthread_mutex_unlock(&srx->lock);
+	if (!ep)
+		return false;
+	out->ep = ep;
+	out->cntr = ep->recv_cntr;
+	out->imm_cntr = ep->rwrite_cntr;
+	out->report = ctx->report || !ep->rx_selective;
+	out->source = ep->ud ? rivet_dgram_source(ep) : NULL;
+	return true;
+}
+
+static ssize_t rivet_srx_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
+				 uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	return rivet_srx_post_recv(to_srx(&fid->fid), msg->msg_iov, msg->desc,
+				   msg->iov_count, msg->context, flags);
+}
+
+static ssize_t rivet_srx_recvv(struct fid_ep *fid, const struct iovec *iov,
+			       void **desc, size_t count, fi_addr_t src,
+			       void *context)
+{
+	struct rivet_srx *srx = to_srx(&fid->fid);
+
+	return rivet_srx_post_recv(srx, iov, desc, count, context,
+				   srx->rx_op_flags);
+}
+
+static ssize_t rivet_srx_recv1(struct fid_ep *fid, void *buf, size_t len,
+			       void *desc, fi_addr_t src, void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return rivet_srx_recvv(fid, &iov, &desc, 1, src, context);
+}
+
+static struct fi_ops_msg g_rivet_srx_msg_ops;
+
+static ssize_t rivet_srx_cancel(fid_t fid, void *context)
+{
+	return -FI_ENOSYS;	/* verbs cannot take back a posted WR */
+}
+
+static int rivet_srx_getopt(fid_t fid, int level, int optname, void *optval,
+			    size_t *optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
+static int rivet_srx_setopt(fid_t fid, int level, int optname,
+			    const void *optval, size_t optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
+static ssize_t rivet_srx_rx_size_left(struct fid_ep *fid)
+{
+	struct rivet_srx *srx = to_srx(&fid->fid);
+	ssize_t n;
+
+	pthread_mutex_lock(&srx->lock);
+	n = (ssize_t)srx->nfree;
+	pthread_mutex_unlock(&srx->lock);
+	return n;
+}
+
+static ssize_t rivet_srx_tx_size_left(struct fid_ep *fid)
+{
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops g_rivet_srx_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rivet_srx_close,
+	.bind = rivet_no_bind,
+	.control = rivet_srx_control,
+	.ops_open = rivet_no_ops_open,
+	.tostr = rivet_no_tostr,
+	.ops_set = rivet_no_ops_set,
+};
+
+static struct fi_ops_ep g_rivet_srx_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = rivet_srx_cancel,
+	.getopt = rivet_srx_getopt,
+	.setopt = rivet_srx_setopt,
+	.tx_ctx = rivet_no_tx_ctx,
+	.rx_ctx = rivet_no_rx_ctx,
+	.rx_size_left = rivet_srx_rx_size_left,
+	.tx_size_left = rivet_srx_tx_size_left,
+};
+
+void rivet_srx_ops_init(void)
+{
+	g_rivet_srx_msg_ops = g_rivet_no_send_ops;
+	g_rivet_srx_msg_ops.recv = rivet_srx_recv1;
+	g_rivet_srx_msg_ops.recvv = rivet_srx_recvv;
+	g_rivet_srx_msg_ops.recvmsg = rivet_srx_recvmsg;
+	rivet_rdm_srx_ops_init();
+}
+
+/* DGRAM: per slot a GRH and a tail, as a DGRAM endpoint has. */
+static int rivet_srx_extra_construct(struct rivet_srx *srx)
+{
+	const struct rivet_dev *dev = srx->domain->dev;
+	size_t len;
+
+	srx->mtu = rivet_ud_mtu_bytes(dev->port_attr.active_mtu);
+	srx->extra_stride = (RIVET_UD_GRH_LEN + srx->mtu + 63) &
+			    ~(size_t)63;
+	len = srx->extra_stride * srx->size;
+	if (posix_memalign((void **)&srx->extra, 4096, len))
+		return -FI_ENOMEM;
+	srx->extra_mr = ibv_reg_mr(srx->domain->pd, srx->extra, len,
+				   IBV_ACCESS_LOCAL_WRITE);
+	return srx->extra_mr ? 0 : rivet_errno_to_fi(errno);
+}
+
+static int rivet_srx_construct(struct rivet_srx *srx, size_t size)
+{
+	const struct rivet_dev *dev = srx->domain->dev;
+	struct ibv_srq_init_attr sattr = { 0 };
+	size_t i;
+
+	srx->size = RIVET_MIN(size, (size_t)dev->attr.max_srq_wr);
+	srx->ctxs = calloc(srx->size, sizeof(*srx->ctxs));
+	srx->free_idx = calloc(srx->size, sizeof(*srx->free_idx));
+	if (!srx->ctxs || !srx->free_idx)
+		return -FI_ENOMEM;
+	for (i = 0; i < srx->size; i++)
+		srx->free_idx[i] = (uint32_t)(srx->size - 1 - i);
+	srx->nfree = srx->size;
+	if (srx->type == FI_EP_DGRAM && rivet_srx_extra_construct(srx))
+		return -FI_ENOMEM;
+	sattr.attr.max_wr = (uint32_t)srx->size;
+	sattr.attr.max_sge = (uint32_t)srx->iov_limit +
+			     (srx->type == FI_EP_DGRAM ? 2 : 0);
+	srx->srq = ibv_create_srq(srx->domain->pd, &sattr);
+	if (!srx->srq) {
+		RIVET_WARN_ERRNO(EP_CTRL, "ibv_create_srq", errno);
+		return rivet_errno_to_fi(errno);
+	}
+	return 0;
+}
+
+static int rivet_srx_open(struct rivet_domain *dom, enum fi_ep_type type,
+			  struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			  void *context)
+{
+	size_t max_sge = (size_t)dom->dev->attr.max_srq_sge;
+	struct rivet_srx *srx;
+	int ret;
+
+	if (type == FI_EP_DGRAM)
+		max_sge = max_sge > 2 ? max_sge - 2 : 0;
+	if (attr && attr->iov_limit > max_sge)
+		return -FI_EINVAL;
+	srx = calloc(1, sizeof(*srx));
+	if (!srx)
+		return -FI_ENOMEM;
+	srx->domain = dom;
+	srx->type = type;
+	srx->iov_limit = attr && attr->iov_limit ? attr->iov_limit :
+			 RIVET_MIN(max_sge, (size_t)4);
+	srx->rx_op_flags = attr ? attr->op_flags : 0;
+	pthread_mutex_init(&srx->lock, NULL);
+	atomic_init(&srx->refcnt, 0);
+	srx->ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
+	srx->ep_fid.fid.context = context;
+	srx->ep_fid.fid.ops = &g_rivet_srx_fi_ops;
+	srx->ep_fid.ops = &g_rivet_srx_ep_ops;
+	srx->ep_fid.cm = &g_rivet_no_cm_ops;
+	srx->ep_fid.msg = &g_rivet_srx_msg_ops;
+	srx->ep_fid.tagged = &g_rivet_no_tagged_ops;
+	srx->ep_fid.rma = &g_rivet_no_rma_ops;
+	srx->ep_fid.atomic = &g_rivet_no_atomic_ops;
+	srx->ep_fid.collective = &g_rivet_no_collective_ops;
+	atomic_fetch_add(&dom->refcnt, 1);
+	ret = rivet_srx_construct(srx, attr && attr->size ? attr->size :
+						   g_rivet_params.rx_size);
+	if (ret) {
+		if (srx->srq)
+			ibv_destroy_srq(srx->srq);
+		srx->srq = NULL;
+		if (srx->extra_mr)
+			ibv_dereg_mr(srx->extra_mr);
+		srx->extra_mr = NULL;
+		free(srx->extra);
+		free(srx->ctxs);
+		free(srx->free_idx);
+		atomic_fetch_sub(&dom->refcnt, 1);
+		free(srx);
+		return ret;
+	}
+	*rx_ep = &srx->ep_fid;
+	return 0;
+}
+
+/* fi_srx_context: the kind of the domain's endpoints decides. */
+int rivet_srx_ctx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
+		       struct fid_ep **rx_ep, void *context)
+{
+	struct rivet_domain *dom = to_rdomain(domain);
+	const struct fi_ep_attr *ea = dom->info->ep_attr;
+	enum fi_ep_type type = ea ? ea->type : FI_EP_MSG;
+
+	if (!rx_ep)
+		return -FI_EINVAL;
+	if (type == FI_EP_RDM)
+		return rivet_rdm_srx_open(dom, attr, rx_ep, context);
+	if (type != FI_EP_MSG && type != FI_EP_DGRAM)
+		return -FI_EOPNOTSUPP;
+	return rivet_srx_open(dom, type, attr, rx_ep, context);
+}
+
+/* ---- the endpoints of a receive context ---- */
+
+int rivet_srx_bind(struct rivet_ep *ep, struct fid *bfid)
+{
+	struct rivet_srx *srx = to_srx(bfid);
+
+	/* an RDM domain's context is another kind of object */
+	if (bfid->ops != &g_rivet_srx_fi_ops || ep->srx ||
+	    srx->domain != ep->domain ||
+	    srx->type != (ep->ud ? FI_EP_DGRAM : FI_EP_MSG))
+		return -FI_EINVAL;
+	ep->srx = srx;
+	atomic_fetch_add(&srx->refcnt, 1);
+	return 0;
+}
+
+/* The QP exists (on the SRQ): its receives are reported by ep, and its CQ
+ * has room for the context's. */
+int rivet_srx_attach(struct rivet_ep *ep)
+{
+	struct rivet_srx *srx = ep->srx;
+	void *p;
+	size_t i;
+	int ret = 0;
+
+	pthread_mutex_lock(&srx->lock);
+	if (srx->nmembers == srx->members_cap) {
+		p = realloc(srx->members, (srx->members_cap * 2 + 4) *
+					  sizeof(*srx->members));
+		if (!p)
+			goto nomem;
+		srx->members = p;
+		srx->members_cap = srx->members_cap * 2 + 4;
+	}
+	for (i = 0; i < srx->ncqs && srx->cqs[i].cq != ep->rx_cq; i++)
+		;
+	if (i == srx->ncqs) {
+		if (srx->ncqs == srx->cqs_cap) {
+			p = realloc(srx->cqs, (srx->cqs_cap * 2 + 4) *
+					      sizeof(*srx->cqs));
+			if (!p)
+				goto nomem;
+			srx->cqs = p;
+			srx->cqs_cap = srx->cqs_cap * 2 + 4;
+		}
+		ret = rivet_cq_grow(ep->rx_cq, srx->size);
+		if (ret)
+			goto out;
+		srx->cqs[srx->ncqs++] = (struct rivet_srx_cq) {
+			.cq = ep->rx_cq };
+	}
+	srx->cqs[i].eps++;
+	srx->members[srx->nmembers++] = (struct rivet_srx_member) {
+		.ep = ep, .qp_num = ep->qp->qp_num };
+out:
+	pthread_mutex_unlock(&srx->lock);
+	return ret;
+nomem:
+	pthread_mutex_unlock(&srx->lock);
+	return -FI_ENOMEM;
+}
+
+/* Before ep's QP goes: what it took and has not reported yet is
+ * dropped by rivet_srx_wc. */
+void rivet_srx_detach(struct rivet_ep *ep)
+{
+	struct rivet_srx *srx = ep->srx;
+	size_t i;
+
+	pthread_mutex_lock(&srx->lock);
+	for (i = 0; i < srx->nmembers; i++) {
+		if (srx->members[i].ep != ep)
+			continue;
+		srx->members[i] = srx->members[--srx->nmembers];
+		for (i = 0; i < srx->ncqs; i++) {
+			if (srx->cqs[i].cq != ep->rx_cq)
+				continue;
+			/* the CQ may close now: it keeps its size */
+			if (!--srx->cqs[i].eps)
+				srx->cqs[i] = srx->cqs[--srx->ncqs];
+			break;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&srx->lock);
+}
+
+void rivet_srx_release(struct rivet_ep *ep)
+{
+	if (!ep->srx)
+		return;
+	rivet_srx_detach(ep);
+	atomic_fetch_sub(&ep->srx->refcnt, 1);
+	ep->srx = NULL;
+}
