@@ -247,6 +247,36 @@ static void gi_hints_src(void)
 	fi_freeinfo(hints);
 }
 
+/* The way the upstream fabtests' clients ask (ft_read_addr_opts): a
+ * FI_SOURCE call gives the source address and its format, which become
+ * the hints of a call for the destination node.  For every endpoint type:
+ * DGRAM names are IPv6 (IPv4-mapped on RoCE v4) while the node is IPv4. */
+static void gi_client_style(const char *name, enum fi_ep_type type)
+{
+	struct fi_info *hints = ft_hints_alloc(FI_MSG), *src = NULL;
+	struct fi_info *list = NULL;
+	char service[16];
+	int ret;
+
+	hints->ep_attr->type = type;
+	ret = fi_getinfo(FT_FIVERSION, g_addr, NULL, FI_SOURCE, hints, &src);
+	if (!ret) {
+		hints->addr_format = src->addr_format;
+		hints->src_addr = malloc(src->src_addrlen);
+		hints->src_addrlen = src->src_addrlen;
+		memcpy(hints->src_addr, src->src_addr, src->src_addrlen);
+		snprintf(service, sizeof(service), "%u", GI_DST_PORT);
+		ret = fi_getinfo(FT_FIVERSION, g_addr, service, 0, hints,
+				 &list);
+	}
+	if (ft_check(!ret && list && list->dest_addr, name,
+		     "fi_getinfo: %d (%s)", ret, fi_strerror(-ret)))
+		ft_ok(name);
+	fi_freeinfo(list);
+	fi_freeinfo(src);
+	fi_freeinfo(hints);
+}
+
 /* Expect exactly -FI_ENODATA (no provider can satisfy the hints). */
 static void gi_expect_nodata(const char *name, struct fi_info *hints)
 {
@@ -356,6 +386,9 @@ int main(int argc, char **argv)
 		gi_node("getinfo_source_node", FI_SOURCE, GI_SRC_PORT);
 		gi_node("getinfo_dest_node", 0, GI_DST_PORT);
 		gi_hints_src();
+		gi_client_style("getinfo_client_msg", FI_EP_MSG);
+		gi_client_style("getinfo_client_rdm", FI_EP_RDM);
+		gi_client_style("getinfo_client_dgram", FI_EP_DGRAM);
 	} else {
 		ft_fail("getinfo_source_node", "no address to test (use -s)");
 	}

@@ -27,8 +27,11 @@ static int rivet_gai(const char *node, const char *service, uint64_t flags,
 
 	ai.ai_family = fmt == FI_SOCKADDR_IN ? AF_INET :
 		       fmt == FI_SOCKADDR_IN6 ? AF_INET6 : AF_UNSPEC;
+	/* an IPv6 format asked for (a DGRAM name's, say) takes an IPv4 node
+	 * as its mapped address */
 	ai.ai_flags = (passive ? AI_PASSIVE : 0) |
-		      ((flags & FI_NUMERICHOST) ? AI_NUMERICHOST : 0);
+		      ((flags & FI_NUMERICHOST) ? AI_NUMERICHOST : 0) |
+		      (ai.ai_family == AF_INET6 ? AI_V4MAPPED : 0);
 	ret = getaddrinfo(node, service, &ai, &res);
 	if (ret) {
 		RIVET_INFO(CORE, "getaddrinfo(%s, %s): %s\n",
