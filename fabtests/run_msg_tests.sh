@@ -178,6 +178,11 @@ if [ "$prov" = rivet ]; then
 	run_single fi_rivet_dgram -s "$addr"
 	FI_RIVET_INJECT_SIZE=1024 run_single_as fi_rivet_dgram_bounce \
 		fi_rivet_dgram -s "$addr"
+	# shared receive contexts over an SRQ, shared transmit contexts
+	run_single_as fi_rivet_shared_ctx_msg fi_rivet_shared_ctx -e msg \
+		-s "$addr"
+	run_single_as fi_rivet_shared_ctx_dgram fi_rivet_shared_ctx -e dgram \
+		-s "$addr"
 fi
 
 if command -v fi_pingpong >/dev/null; then

@@ -59,7 +59,7 @@ limit=300
 bound=90000
 skip=" "
 # the steps of run_rdm_tests.sh that suite skips (-X adds more)
-suite_skip="-x rdm_auto -x tclass -x offset -x multi -x harden -x pollset -x rawpeer -x kill -x mrcache"
+suite_skip="-x rdm_auto -x tclass -x offset -x multi -x harden -x pollset -x rawpeer -x kill -x mrcache -x shared_ctx"
 while getopts "b:o:t:B:x:X:h" op; do
 	case $op in
 	b) bindir=$OPTARG ;;
