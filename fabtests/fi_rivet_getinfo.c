@@ -117,6 +117,31 @@ static void gi_check_list(const char *name, int ret, struct fi_info *list,
 		 ft_opts.prov ? ft_opts.prov : "(any)");
 }
 
+/* FI_RIVET_MAX_MSG_SIZE caps what is offered (MSG, RDM). */
+static void gi_max_msg_cap(void)
+{
+	const char *env = getenv("FI_RIVET_MAX_MSG_SIZE");
+	struct fi_info *hints, *list = NULL, *fi;
+	size_t cap;
+	int ret;
+
+	if (!env || !(cap = strtoull(env, NULL, 0)))
+		return;
+	hints = ft_hints_alloc(FI_MSG);
+	hints->ep_attr->type = FI_EP_UNSPEC;
+	ret = fi_getinfo(FT_FIVERSION, NULL, NULL, 0, hints, &list);
+	for (fi = list; !ret && fi; fi = fi->next) {
+		if (fi->ep_attr->type != FI_EP_DGRAM &&
+		    fi->ep_attr->max_msg_size > cap)
+			ret = -FI_EOTHER;
+	}
+	ft_check(!ret && list, "getinfo_max_msg_size_capped",
+		 "%d: max_msg_size above FI_RIVET_MAX_MSG_SIZE=%zu", ret,
+		 cap);
+	fi_freeinfo(list);
+	fi_freeinfo(hints);
+}
+
 static void gi_nohints(void)
 {
 	struct fi_info *list = NULL;
@@ -378,6 +403,7 @@ int main(int argc, char **argv)
 	ft_parse_opts(argc, argv,
 		      "fi_getinfo conformance (single process).", false);
 	gi_nohints();
+	gi_max_msg_cap();
 	gi_hinted("getinfo_msg_hints", FI_MSG);
 	gi_hinted("getinfo_msg_rma_hints", FI_MSG | FI_RMA);
 	gi_dupinfo();

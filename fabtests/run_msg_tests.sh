@@ -178,6 +178,9 @@ if [ "$prov" = rivet ]; then
 	run_single fi_rivet_dgram -s "$addr"
 	FI_RIVET_INJECT_SIZE=1024 run_single_as fi_rivet_dgram_bounce \
 		fi_rivet_dgram -s "$addr"
+	# max_msg_size capped for buffer-sizing test programs
+	FI_RIVET_MAX_MSG_SIZE=4194304 run_single_as fi_rivet_getinfo_cap \
+		fi_rivet_getinfo -s "$addr"
 	# shared receive contexts over an SRQ, shared transmit contexts
 	run_single_as fi_rivet_shared_ctx_msg fi_rivet_shared_ctx -e msg \
 		-s "$addr"

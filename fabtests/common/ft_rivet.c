@@ -279,6 +279,8 @@ static void ft_parse_opt(const char *prog, int op, const char *arg)
 			ft_opts.ep_type = FI_EP_MSG;
 		else if (!strcasecmp(arg, "rdm"))
 			ft_opts.ep_type = FI_EP_RDM;
+		else if (!strcasecmp(arg, "dgram"))
+			ft_opts.ep_type = FI_EP_DGRAM;
 		else
 			ft_die_usage(prog, "unsupported endpoint type", arg);
 		break;

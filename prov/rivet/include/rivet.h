@@ -89,6 +89,7 @@ struct rivet_params {
 	int ipv6;
 	size_t eager_size;
 	size_t rdm_rx_bufs;
+	size_t max_msg_size;	/* 0: the port's (capped at 1 GiB) */
 	int util_layering;
 	int native_atomics;
 	size_t poll_yield_usec;	/* RIVET_POLL_YIELD_AUTO: by device kind */

@@ -12,6 +12,9 @@
 #include <sys/uio.h>
 
 #include <rdma/fi_atomic.h>
+#include <stdbool.h>
+#include <sys/uio.h>
+
 #include <rdma/fi_errno.h>
 
 /*
@@ -35,6 +38,32 @@ static inline int rivet_iov_check(const struct iovec *iov, size_t count,
 	}
 	*len_p = len;
 	return 0;
+}
+
+/*
+ * A receive's iovs as rivet posts them: a NULL buffer is an empty one,
+ * whatever length it claims (such a receive takes a zero-byte message; a
+ * longer one completes in error).  Returns iov, or tmp (max entries)
+ * holding the copy when some entry changed.
+ */
+static inline const struct iovec *rivet_recv_iov(const struct iovec *iov,
+						 size_t count,
+						 struct iovec *tmp,
+						 size_t max)
+{
+	size_t i;
+	bool null = false;
+
+	for (i = 0; iov && i < count; i++)
+		null |= !iov[i].iov_base && iov[i].iov_len;
+	if (!null || count > max)
+		return iov;
+	for (i = 0; i < count; i++) {
+		tmp[i] = iov[i];
+		if (!tmp[i].iov_base)
+			tmp[i].iov_len = 0;
+	}
+	return tmp;
 }
 
 /* Elements in an fi_ioc array; SIZE_MAX (more than any operation takes)

@@ -128,9 +128,14 @@ static size_t rivet_ep_type_size(size_t val, size_t dev)
 static size_t rivet_ep_type_max_msg(const struct rivet_ep_type *t,
 				    const struct rivet_info_limits *lim)
 {
+	size_t max = rivet_ep_type_size(t->max_msg_size, lim->max_msg_size);
+
 	if (t->max_msg_size == RIVET_DEV_MTU)
 		return lim->ud_mtu;
-	return rivet_ep_type_size(t->max_msg_size, lim->max_msg_size);
+	/* FI_RIVET_MAX_MSG_SIZE: less, for programs that size buffers by it */
+	if (g_rivet_params.max_msg_size)
+		max = RIVET_MIN(max, g_rivet_params.max_msg_size);
+	return max;
 }
 
 /* ---- building ---- */

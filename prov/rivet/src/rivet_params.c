@@ -53,6 +53,11 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "RDM: largest message sent eagerly (copied through bounce "
 	  "buffers); larger ones use rendezvous by RDMA read (default: "
 	  "8192)" },
+	{ "max_msg_size", RIVET_P_SIZE, &g_rivet_params.max_msg_size,
+	  "MSG and RDM: the max_msg_size that fi_getinfo offers, when "
+	  "smaller than the port's (for test programs that size their "
+	  "buffers from it on hosts that cannot pin that much; default: "
+	  "0, the port's limit, capped at 1 GiB)" },
 	{ "rdm_rx_bufs", RIVET_P_SIZE, &g_rivet_params.rdm_rx_bufs,
 	  "RDM: receive buffers in an endpoint's shared receive queue "
 	  "(default: 512)" },

@@ -19,6 +19,7 @@
  * tx_attr; the context holds the attributes and its endpoints.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "rivet.h"
 #include "rivet_dgram.h"
@@ -159,6 +160,7 @@ ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
 			    uint64_t flags)
 {
 	struct ibv_sge sge[RIVET_IOV_LIMIT_MAX + 2];
+	struct iovec tmp[RIVET_IOV_LIMIT_MAX];
 	struct ibv_recv_wr wr = { 0 }, *bad;
 	bool ud = srx->type == FI_EP_DGRAM;
 	struct rivet_wr_ctx *ctx;
@@ -166,11 +168,17 @@ ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
 	size_t len, slot;
 	int ret, num;
 
-	if (rivet_iov_check(iov, count, srx->iov_limit, &len))
+	iov = rivet_recv_iov(iov, count, tmp, RIVET_IOV_LIMIT_MAX);
+	if (rivet_iov_check(iov, count, srx->iov_limit, &len)) {
+		RIVET_DBG(EP_DATA, "srx receive: %zu iovs (limit %zu)\n",
+			  count, srx->iov_limit);
 		return -FI_EINVAL;
+	}
 	ret = rivet_recv_sges(iov, desc, count, sge + (ud ? 1 : 0), &num);
-	if (ret)
+	if (ret) {
+		RIVET_DBG(EP_DATA, "srx receive: a buffer without desc\n");
 		return ret;
+	}
 	pthread_mutex_lock(&srx->lock);
 	if (!srx->nfree) {
 		pthread_mutex_unlock(&srx->lock);
@@ -196,8 +204,11 @@ ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
 	if (ret)
 		srx->free_idx[srx->nfree++] = (uint32_t)slot;
 	pthread_mutex_unlock(&srx->lock);
-	if (ret)
+	if (ret) {
+		RIVET_DBG(EP_DATA, "ibv_post_srq_recv: %s (%d sges)\n",
+			  strerror(ret), num);
 		return ret == ENOMEM ? -FI_EAGAIN : rivet_errno_to_fi(ret);
+	}
 	return 0;
 }
 
@@ -375,17 +386,18 @@ static int rivet_srx_open(struct rivet_domain *dom, enum fi_ep_type type,
 	struct rivet_srx *srx;
 	int ret;
 
+	/* the attributes a domain's info gave (rx_attr) may ask for more
+	 * SGEs than an SRQ takes: the context takes what the device allows,
+	 * and a receive with more fails (-FI_EINVAL) */
 	if (type == FI_EP_DGRAM)
 		max_sge = max_sge > 2 ? max_sge - 2 : 0;
-	if (attr && attr->iov_limit > max_sge)
-		return -FI_EINVAL;
 	srx = calloc(1, sizeof(*srx));
 	if (!srx)
 		return -FI_ENOMEM;
 	srx->domain = dom;
 	srx->type = type;
-	srx->iov_limit = attr && attr->iov_limit ? attr->iov_limit :
-			 RIVET_MIN(max_sge, (size_t)4);
+	srx->iov_limit = RIVET_MIN(attr && attr->iov_limit ? attr->iov_limit :
+				   4, max_sge);
 	srx->rx_op_flags = attr ? attr->op_flags : 0;
 	pthread_mutex_init(&srx->lock, NULL);
 	atomic_init(&srx->refcnt, 0);

@@ -119,6 +119,29 @@ Test(info_rdm, build_tiny_ipv6_and_params)
 	fi_freeinfo(fi);
 }
 
+/* FI_RIVET_MAX_MSG_SIZE caps MSG and RDM, not DGRAM (its MTU) */
+Test(info_rdm, max_msg_size_param)
+{
+	struct rivet_params saved = g_rivet_params;
+	struct fi_info *rdm, *msg, *dgram, *dgram0;
+
+	dgram0 = rivet_info_build(&g_tiny, FI_EP_DGRAM);
+	g_rivet_params.max_msg_size = 100;
+	rdm = rivet_info_build(&g_tiny, FI_EP_RDM);
+	msg = rivet_info_build(&g_tiny, FI_EP_MSG);
+	dgram = rivet_info_build(&g_tiny, FI_EP_DGRAM);
+	g_rivet_params = saved;
+	cr_assert(rdm && msg && dgram && dgram0);
+	cr_assert_eq(rdm->ep_attr->max_msg_size, 100);
+	cr_assert_eq(msg->ep_attr->max_msg_size, 100);
+	cr_assert_eq(dgram->ep_attr->max_msg_size,
+		     dgram0->ep_attr->max_msg_size);
+	fi_freeinfo(rdm);
+	fi_freeinfo(msg);
+	fi_freeinfo(dgram);
+	fi_freeinfo(dgram0);
+}
+
 Test(info_rdm, build_other_types)
 {
 	cr_assert_null(rivet_info_build(&g_rxe, FI_EP_SOCK_DGRAM));
