@@ -553,6 +553,75 @@ static void ps_wait_errors(void)
 		 "fi_close(wait set with members): %s", ps_err(r));
 }
 
+/* fi_cntr_wait on endpoints with counters and no CQ (fi_rdm_cntr_pingpong
+ * upstream): the wait must run the endpoint's progress while it blocks.
+ * A thread drives the sender's progress by reading its counter. */
+static void *ps_cntr_pump(void *arg)
+{
+	struct fid_cntr *sc = arg;
+	uint64_t end = ft_now_ms() + 5000;
+
+	while (fi_cntr_read(sc) < 1 && ft_now_ms() < end)
+		usleep(1000);
+	return NULL;
+}
+
+static void ps_cntr_only(void)
+{
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
+				     .wait_obj = FI_WAIT_UNSPEC };
+	struct fid_cntr *rc = NULL, *sc = NULL;
+	struct ps_ep c = { 0 }, d = { 0 };
+	struct fi_info *info = ps_info_any_port();
+	uint64_t t0 = 0, took = 0;
+	fi_addr_t peer;
+	pthread_t pump;
+	int ret, i;
+
+	ret = info ? 0 : -FI_ENOMEM;
+	ret = ret ? ret : fi_cntr_open(g_fab.domain, &attr, &rc, NULL);
+	ret = ret ? ret : fi_cntr_open(g_fab.domain, &attr, &sc, NULL);
+	for (i = 0; i < 2 && !ret; i++) {
+		struct ps_ep *e = i ? &d : &c;
+
+		ret = ft_rdm_av_open(g_fab.domain, 4, &e->av);
+		ret = ret ? ret : fi_endpoint(g_fab.domain, info, &e->ep, NULL);
+		ret = ret ? ret : fi_ep_bind(e->ep, &e->av->fid, 0);
+		ret = ret ? ret : fi_ep_bind(e->ep, i ? &sc->fid : &rc->fid,
+					     i ? FI_SEND : FI_RECV);
+		ret = ret ? ret : fi_enable(e->ep);
+		e->namelen = sizeof(e->name);
+		ret = ret ? ret : fi_getname(&e->ep->fid, e->name,
+					     &e->namelen);
+		ret = ret ? ret : ft_buf_alloc(g_fab.domain, PS_MSG_LEN,
+					       FI_SEND | FI_RECV, &e->buf);
+	}
+	ret = ret ? ret : ft_rdm_av_insert(d.av, c.name, &peer);
+	ret = ret ? ret : (int)fi_recv(c.ep, c.buf.ptr, PS_MSG_LEN,
+				       c.buf.desc, FI_ADDR_UNSPEC, NULL);
+	ret = ret ? ret : (int)fi_send(d.ep, d.buf.ptr, PS_MSG_LEN,
+				       d.buf.desc, peer, NULL);
+	if (!ret)
+		ret = pthread_create(&pump, NULL, ps_cntr_pump, sc) ?
+		      -FI_EOTHER : 0;
+	if (!ret) {
+		t0 = ft_now_ms();
+		ret = fi_cntr_wait(rc, 1, 5000);
+		took = ft_now_ms() - t0;
+		pthread_join(pump, NULL);
+	}
+	/* without progress inside the wait it would sleep out its 5 s */
+	ft_check(!ret && took < 4000, "cntr_wait_without_cq",
+		 "%s after %llu ms (received %llu)", ps_err(ret),
+		 (unsigned long long)took,
+		 rc ? (unsigned long long)fi_cntr_read(rc) : 0ULL);
+	ps_ep_close(&d);
+	ps_ep_close(&c);
+	ft_close_fid(rc ? &rc->fid : NULL, "cntr");
+	ft_close_fid(sc ? &sc->fid : NULL, "cntr");
+	fi_freeinfo(info);
+}
+
 int main(int argc, char **argv)
 {
 	bool ok;
@@ -561,8 +630,10 @@ int main(int argc, char **argv)
 	ft_parse_opts(argc, argv, "poll sets and wait sets (single process).",
 		      false);
 	ok = !ps_setup();
-	if (ok)
+	if (ok) {
 		ps_pollset();
+		ps_cntr_only();
+	}
 	if (ok && g_ws) {
 		ps_wait_drain();
 		ps_wait_timeout("waitset_timeout");

@@ -130,7 +130,9 @@ static int rivet_cntr_arm(struct rivet_cntr *cntr, bool *poll_p)
 		ret = rivet_cq_arm(cntr->cqs[i].cq);
 		if (ret == -FI_EAGAIN)
 			ret = 0;
-		if (!cntr->cqs[i].cq->channel)
+		/* a CQ without a channel, or fed by progress sources (RDM
+		 * endpoints, whose own CQs wake nobody): poll */
+		if (!cntr->cqs[i].cq->channel || cntr->cqs[i].cq->srcs.n)
 			poll = true;
 	}
 	pthread_mutex_unlock(&cntr->cqs_lock);
