@@ -130,14 +130,26 @@ static int rivet_cntr_arm(struct rivet_cntr *cntr, bool *poll_p)
 		ret = rivet_cq_arm(cntr->cqs[i].cq);
 		if (ret == -FI_EAGAIN)
 			ret = 0;
-		/* a CQ without a channel, or fed by progress sources (RDM
-		 * endpoints, whose own CQs wake nobody): poll */
-		if (!cntr->cqs[i].cq->channel || cntr->cqs[i].cq->srcs.n)
+		if (!cntr->cqs[i].cq->channel)
 			poll = true;
 	}
 	pthread_mutex_unlock(&cntr->cqs_lock);
 	*poll_p = poll;
 	return ret;
+}
+
+/* Whether progress sources (RDM endpoints, whose own verbs CQs wake
+ * nobody) feed the counter: a blocking wait must poll their progress. */
+static bool rivet_cntr_has_sources(struct rivet_cntr *cntr)
+{
+	bool any = false;
+	size_t i;
+
+	pthread_mutex_lock(&cntr->cqs_lock);
+	for (i = 0; i < cntr->ncqs && !any; i++)
+		any = cntr->cqs[i].cq->srcs.n;
+	pthread_mutex_unlock(&cntr->cqs_lock);
+	return any;
 }
 
 static void rivet_cntr_consume_events(struct rivet_cntr *cntr)
@@ -277,6 +289,7 @@ static int rivet_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 		ret = rivet_cntr_arm(cntr, &poll);
 		if (ret)
 			return ret;
+		poll = poll || rivet_cntr_has_sources(cntr);
 		if (atomic_load(&cntr->value) >= threshold)
 			return 0;
 		if (atomic_load(&cntr->err) != err)
