@@ -1043,6 +1043,13 @@ struct rivet_srx {
 int rivet_srx_ctx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
 		       struct fid_ep **rx_ep, void *context);
 void rivet_srx_ops_init(void);
+/* What every kind of receive context answers alike. */
+int rivet_srx_control_flags(uint64_t *rx_op_flags, int command, void *arg);
+int rivet_srx_getopt(fid_t fid, int level, int optname, void *optval,
+		     size_t *optlen);
+int rivet_srx_setopt(fid_t fid, int level, int optname, const void *optval,
+		     size_t optlen);
+ssize_t rivet_srx_tx_size_left(struct fid_ep *fid);
 int rivet_srx_bind(struct rivet_ep *ep, struct fid *bfid);
 /* After ep's QP is made on the context's SRQ; release at close, before
  * the QP goes. */

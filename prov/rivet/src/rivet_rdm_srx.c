@@ -38,25 +38,8 @@ static int rivet_rdm_srx_close(struct fid *fid)
 
 static int rivet_rdm_srx_control(struct fid *fid, int command, void *arg)
 {
-	struct rivet_rdm_srx *srx = to_rdm_srx(fid);
-	uint64_t *flags = arg;
-
-	switch (command) {
-	case FI_ENABLE:
-		return 0;
-	case FI_GETOPSFLAG:
-		if (!flags || (*flags & FI_TRANSMIT))
-			return -FI_EINVAL;
-		*flags = srx->rx_op_flags;
-		return 0;
-	case FI_SETOPSFLAG:
-		if (!flags || (*flags & FI_TRANSMIT))
-			return -FI_EINVAL;
-		srx->rx_op_flags = *flags & ~FI_RECV;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return rivet_srx_control_flags(&to_rdm_srx(fid)->rx_op_flags,
+				       command, arg);
 }
 
 static void rivet_rdm_srx_lock(struct rivet_rdm_srx *srx)
@@ -118,23 +101,6 @@ static ssize_t rivet_rdm_srx_rx_size_left(struct fid_ep *fid)
 	return n;
 }
 
-static ssize_t rivet_rdm_srx_tx_size_left(struct fid_ep *fid)
-{
-	return -FI_ENOSYS;
-}
-
-static int rivet_rdm_srx_getopt(fid_t fid, int level, int optname,
-				void *optval, size_t *optlen)
-{
-	return -FI_ENOPROTOOPT;
-}
-
-static int rivet_rdm_srx_setopt(fid_t fid, int level, int optname,
-				const void *optval, size_t optlen)
-{
-	return -FI_ENOPROTOOPT;
-}
-
 static struct fi_ops g_rivet_rdm_srx_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = rivet_rdm_srx_close,
@@ -148,12 +114,12 @@ static struct fi_ops g_rivet_rdm_srx_fi_ops = {
 static struct fi_ops_ep g_rivet_rdm_srx_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = rivet_rdm_srx_ep_cancel,
-	.getopt = rivet_rdm_srx_getopt,
-	.setopt = rivet_rdm_srx_setopt,
+	.getopt = rivet_srx_getopt,
+	.setopt = rivet_srx_setopt,
 	.tx_ctx = rivet_no_tx_ctx,
 	.rx_ctx = rivet_no_rx_ctx,
 	.rx_size_left = rivet_rdm_srx_rx_size_left,
-	.tx_size_left = rivet_rdm_srx_tx_size_left,
+	.tx_size_left = rivet_srx_tx_size_left,
 };
 
 int rivet_rdm_srx_open(struct rivet_domain *dom, struct fi_rx_attr *attr,

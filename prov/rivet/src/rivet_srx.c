@@ -132,9 +132,9 @@ static int rivet_srx_close(struct fid *fid)
 	return 0;
 }
 
-static int rivet_srx_control(struct fid *fid, int command, void *arg)
+/* FI_ENABLE, FI_GETOPSFLAG, FI_SETOPSFLAG of any receive context. */
+int rivet_srx_control_flags(uint64_t *rx_op_flags, int command, void *arg)
 {
-	struct rivet_srx *srx = to_srx(fid);
 	uint64_t *flags = arg;
 
 	switch (command) {
@@ -143,16 +143,22 @@ static int rivet_srx_control(struct fid *fid, int command, void *arg)
 	case FI_GETOPSFLAG:
 		if (!flags || (*flags & FI_TRANSMIT))
 			return -FI_EINVAL;
-		*flags = srx->rx_op_flags;
+		*flags = *rx_op_flags;
 		return 0;
 	case FI_SETOPSFLAG:
 		if (!flags || (*flags & FI_TRANSMIT))
 			return -FI_EINVAL;
-		srx->rx_op_flags = *flags & ~FI_RECV;
+		*rx_op_flags = *flags & ~FI_RECV;
 		return 0;
 	default:
 		return -FI_ENOSYS;
 	}
+}
+
+static int rivet_srx_control(struct fid *fid, int command, void *arg)
+{
+	return rivet_srx_control_flags(&to_srx(fid)->rx_op_flags, command,
+				       arg);
 }
 
 ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
@@ -276,14 +282,14 @@ static ssize_t rivet_srx_cancel(fid_t fid, void *context)
 	return -FI_ENOSYS;	/* verbs cannot take back a posted WR */
 }
 
-static int rivet_srx_getopt(fid_t fid, int level, int optname, void *optval,
-			    size_t *optlen)
+int rivet_srx_getopt(fid_t fid, int level, int optname, void *optval,
+		     size_t *optlen)
 {
 	return -FI_ENOPROTOOPT;
 }
 
-static int rivet_srx_setopt(fid_t fid, int level, int optname,
-			    const void *optval, size_t optlen)
+int rivet_srx_setopt(fid_t fid, int level, int optname, const void *optval,
+		     size_t optlen)
 {
 	return -FI_ENOPROTOOPT;
 }
@@ -299,7 +305,7 @@ static ssize_t rivet_srx_rx_size_left(struct fid_ep *fid)
 	return n;
 }
 
-static ssize_t rivet_srx_tx_size_left(struct fid_ep *fid)
+ssize_t rivet_srx_tx_size_left(struct fid_ep *fid)
 {
 	return -FI_ENOSYS;
 }
