@@ -319,6 +319,8 @@ static void msg_bad_args(void)
 	msg_expect_einval("msg_sendmsg_null_msg", fi_sendmsg(ep, NULL, 0));
 	msg_expect_einval("msg_send_null_buf",
 			  fi_send(ep, NULL, 8, g.tx.desc, 0, &g.txctx[0]));
+	/* a NULL address with a descriptor (without one, it is an empty
+	 * buffer: fi_rivet_shared_ctx) */
 	msg_expect_einval("msg_recv_null_buf",
 			  fi_recv(ep, NULL, 8, g.rx.desc, 0, &g.rxctx[0]));
 	if (n <= FT_MAX_IOV + 2)

@@ -373,8 +373,9 @@ static void sc_rdm_close_one(void)
 		sc_collect("srx_close_one", 1, 20, 2);
 }
 
-/* A receive with a NULL buffer is an empty one: it takes a zero-byte
- * message (the upstream fi_shared_ctx -e msg posts such receives). */
+/* MSG, DGRAM: a receive with neither buffer nor descriptor is an empty
+ * one, it takes a zero-byte message (the upstream fi_shared_ctx -e msg
+ * posts such receives).  RDM keeps refusing a NULL buffer. */
 static void sc_null_buffer(void)
 {
 	struct fi_cq_data_entry c;
@@ -384,6 +385,11 @@ static void sc_null_buffer(void)
 
 	ret = fi_recv(g.srx, NULL, SC_LEN, NULL, FI_ADDR_UNSPEC,
 		      &g.rxctx[SC_SRX - 1]);
+	if (sc_rdm()) {
+		ft_check(ret == -FI_EINVAL, "srx_null_buffer",
+			 "%zd, want -FI_EINVAL", ret);
+		return;
+	}
 	if (!ret)
 		ret = fi_send(g.tx[1], NULL, 0, NULL, sc_rdm() ||
 			      ft_opts.ep_type == FI_EP_DGRAM ? g.dest[1] :

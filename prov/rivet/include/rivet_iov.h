@@ -41,26 +41,29 @@ static inline int rivet_iov_check(const struct iovec *iov, size_t count,
 }
 
 /*
- * A receive's iovs as rivet posts them: a NULL buffer is an empty one,
+ * MSG and DGRAM receives (every buffer needs a descriptor there): an
+ * entry with neither an address nor a descriptor is an empty buffer,
  * whatever length it claims (such a receive takes a zero-byte message; a
- * longer one completes in error).  Returns iov, or tmp (max entries)
- * holding the copy when some entry changed.
+ * longer one completes in error).  A NULL address with a descriptor stays
+ * invalid.  Returns iov, or tmp (max entries) holding the copy when some
+ * entry changed.
  */
 static inline const struct iovec *rivet_recv_iov(const struct iovec *iov,
-						 size_t count,
+						 void **desc, size_t count,
 						 struct iovec *tmp,
 						 size_t max)
 {
 	size_t i;
-	bool null = false;
+	bool none = false;
 
 	for (i = 0; iov && i < count; i++)
-		null |= !iov[i].iov_base && iov[i].iov_len;
-	if (!null || count > max)
+		none |= !iov[i].iov_base && iov[i].iov_len &&
+			(!desc || !desc[i]);
+	if (!none || count > max)
 		return iov;
 	for (i = 0; i < count; i++) {
 		tmp[i] = iov[i];
-		if (!tmp[i].iov_base)
+		if (!tmp[i].iov_base && (!desc || !desc[i]))
 			tmp[i].iov_len = 0;
 	}
 	return tmp;

@@ -221,7 +221,7 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 	if (ep->srx)	/* its receives are the context's */
 		return rivet_srx_post_recv(ep->srx, iov, desc, count, context,
 					   flags);
-	iov = rivet_recv_iov(iov, count, tmp, RIVET_IOV_LIMIT_MAX);
+	iov = rivet_recv_iov(iov, desc, count, tmp, RIVET_IOV_LIMIT_MAX);
 	if (rivet_iov_check(iov, count, ep->iov_limit, &len))
 		return -FI_EINVAL;
 	/* a DGRAM receive's GRH slot goes first */

@@ -231,18 +231,9 @@ static ssize_t rivet_rdm_peek(const struct rivet_rdm_rxside *side,
 ssize_t rivet_rdm_recv_on(const struct rivet_rdm_rxside *side,
 			  const struct rivet_rdm_req *req)
 {
-	struct iovec tmp[RIVET_RDM_IOV_LIMIT];
-	const struct iovec *iov;
-	struct rivet_rdm_req r;
 	struct rivet_rx_op *rx;
 	size_t len;
 
-	iov = rivet_recv_iov(req->iov, req->count, tmp, RIVET_RDM_IOV_LIMIT);
-	if (iov != req->iov) {	/* a NULL buffer: an empty one */
-		r = *req;
-		r.iov = iov;
-		req = &r;
-	}
 	if (rivet_iov_check(req->iov, req->count, RIVET_RDM_IOV_LIMIT, &len) ||
 	    ((req->flags & FI_MULTI_RECV) && req->count != 1))
 		return -FI_EINVAL;
