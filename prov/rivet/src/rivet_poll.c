@@ -12,13 +12,30 @@
  */
 #include "rivet.h"
 
+static bool rivet_vendor_soft(uint32_t vendor_id)
+{
+	return vendor_id == RIVET_VENDOR_RXE || vendor_id == RIVET_VENDOR_SIW;
+}
+
+static uint64_t rivet_usec_to_ns(size_t usec)
+{
+	if (usec > UINT64_MAX / 1000)
+		usec = UINT64_MAX / 1000;
+	return (uint64_t)usec * 1000;
+}
+
 uint64_t rivet_poll_yield_ns(size_t param_usec, uint32_t vendor_id)
 {
 	if (param_usec == RIVET_POLL_YIELD_AUTO)
-		param_usec = vendor_id == RIVET_VENDOR_RXE ||
-			     vendor_id == RIVET_VENDOR_SIW ?
+		param_usec = rivet_vendor_soft(vendor_id) ?
 			     RIVET_POLL_YIELD_SOFT_USEC : 0;
-	if (param_usec > UINT64_MAX / 1000)
-		param_usec = UINT64_MAX / 1000;
-	return (uint64_t)param_usec * 1000;
+	return rivet_usec_to_ns(param_usec);
+}
+
+uint64_t rivet_poll_sleep_ns(size_t param_usec, uint32_t vendor_id)
+{
+	if (param_usec == RIVET_POLL_YIELD_AUTO)
+		param_usec = rivet_vendor_soft(vendor_id) ?
+			     RIVET_POLL_SLEEP_SOFT_USEC : 0;
+	return rivet_usec_to_ns(param_usec);
 }

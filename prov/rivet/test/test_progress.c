@@ -69,3 +69,55 @@ Test(progress, set_unlocked)
 	cr_assert_eq(a.cm_runs, 1);
 	rivet_progress_set_destruct(&set);
 }
+
+/* A source's arm: fills its fd twice (as RDM gives two channels), or
+ * answers what arm_ret says. */
+static int pt_arm_ret;
+
+static int pt_arm(struct rivet_progress_src *src, struct pollfd *fds, int max)
+{
+	struct pt_src *s = container_of(src, struct pt_src, src);
+
+	s->runs++;
+	if (pt_arm_ret)
+		return pt_arm_ret;
+	if (max < 2)
+		return -FI_ENOSYS;
+	fds[0] = (struct pollfd) { .fd = 100 + s->cm_runs, .events = POLLIN };
+	fds[1] = (struct pollfd) { .fd = 200 + s->cm_runs, .events = POLLIN };
+	return 2;
+}
+
+Test(progress, set_arm_collects_every_source)
+{
+	struct pt_src s[3];
+	struct rivet_progress_set set;
+	struct pollfd fds[8];
+	int i;
+
+	rivet_progress_set_construct(&set, true);
+	cr_assert_eq(rivet_progress_set_arm(&set, fds, 8), 0);	/* none */
+	for (i = 0; i < 3; i++) {
+		s[i] = (struct pt_src) { .src = { pt_progress, NULL, pt_arm },
+					 .cm_runs = i };
+		rivet_progress_set_add(&set, &s[i].src);
+	}
+	pt_arm_ret = 0;
+	cr_assert_eq(rivet_progress_set_arm(&set, fds, 8), 6);
+	for (i = 0; i < 3; i++) {
+		cr_assert_eq(fds[2 * i].fd, 100 + i);
+		cr_assert_eq(fds[2 * i + 1].fd, 200 + i);
+	}
+	/* too few pollfds for all: the sleep cannot cover every source */
+	cr_assert_eq(rivet_progress_set_arm(&set, fds, 5), -FI_ENOSYS);
+	/* one source with work: no sleep, and the rest are not armed */
+	pt_arm_ret = -FI_EAGAIN;
+	s[0].runs = s[1].runs = s[2].runs = 0;
+	cr_assert_eq(rivet_progress_set_arm(&set, fds, 8), -FI_EAGAIN);
+	cr_assert_eq(s[0].runs + s[1].runs + s[2].runs, 1);
+	/* a source without arm cannot wake a sleeper */
+	pt_arm_ret = 0;
+	s[1].src.arm = NULL;
+	cr_assert_eq(rivet_progress_set_arm(&set, fds, 8), -FI_ENOSYS);
+	rivet_progress_set_destruct(&set);
+}
