@@ -4,9 +4,12 @@
 # processes want the CPUs than there are CPUs, rivet against libfabric's
 # own verbs and tcp providers in the same boot.
 #
-# - MSG: Debian's fi_pingpong -e msg -S 8 (one-way usec/xfer), with one
-#   busy loop per CPU besides the two measured processes ("hogs"), and
-#   without them for reference.
+# - MSG: Debian's fi_pingpong -e msg -S 8 (one-way usec/xfer) on an idle
+#   guest for reference, with one busy loop per guest CPU besides the two
+#   measured processes, and, when contrib/bench.sh --contention runs it,
+#   with one busy loop per host CPU outside the guest (a loaded host:
+#   the guest's CPUs are descheduled; the file HOST_LOAD_FILE asks the
+#   host for it).
 # - Open MPI (pml cm, mtl ofi): fabtests/mpi/mpi_rivet_lat with 4 ranks
 #   (two pairs ping-pong at once) on the guest's CPUs, and with 2.
 #
@@ -31,6 +34,26 @@ if [ ! -x "$lat_prog" ]; then
 		{ echo "bench: mpicc failed" >&2; exit 1; }
 fi
 
+# load KIND on|off: none, guest (busy loops here) or host (outside)
+load() {
+	local i
+	case $1-$2 in
+	guest-on) hogs_start "$ncpu" ;;
+	guest-off) hogs_stop ;;
+	host-on | host-off)
+		if [ "$2" = on ]; then touch "$HOST_LOAD_FILE"; else rm -f "$HOST_LOAD_FILE"; fi
+		for ((i = 0; i < 100; i++)); do	# the host acknowledges
+			if [ "$2" = on ]; then [ -e "$HOST_LOAD_FILE.on" ] && break
+			else [ -e "$HOST_LOAD_FILE.on" ] || break; fi
+			sleep 0.1
+		done ;;
+	esac
+}
+loads=(none guest)
+[ -z "${HOST_LOAD_FILE:-}" ] || loads+=(host)
+declare -A load_name=([none]="idle" [guest]="$ncpu busy loops in the guest"
+	[host]="busy loops on the host")
+
 hogs=()
 hogs_start() {
 	local i
@@ -44,7 +67,7 @@ hogs_stop() {
 	wait "${hogs[@]}" 2>/dev/null
 	hogs=()
 }
-trap hogs_stop EXIT
+trap 'hogs_stop; [ -z "${HOST_LOAD_FILE:-}" ] || rm -f "$HOST_LOAD_FILE"' EXIT
 
 # msg_lat TAG PROV [VAR=VALUE]: fi_pingpong's one-way usec for 8 B
 msg_lat() {
@@ -79,9 +102,13 @@ mpi_lat() {
 declare -A v=()
 add() { v[$1]+="${2:+$2 }"; }	# add KEY VALUE: one more round's value
 median() {
-	tr ' ' '\n' <<<"${v[$1]:-}" | grep . | sort -g |
-		awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] :
-			(a[NR / 2] + a[NR / 2 + 1]) / 2); else print "-" }'
+	tr ' ' '\n' <<<"${v[$1]:-}" | grep . | sort -g | awk '
+		{ a[NR] = $1 }
+		END {
+			if (!NR) print "-"
+			else if (NR % 2) print a[(NR + 1) / 2]
+			else print (a[NR / 2] + a[NR / 2 + 1]) / 2
+		}'
 }
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN {
@@ -91,16 +118,16 @@ ratio() {
 provs=(rivet verbs tcp)
 variants=(${RIVET_VARIANTS:-})
 for ((r = 1; r <= rounds; r++)); do
-	for h in 0 "$ncpu"; do
-		hogs_start "$h"
+	for h in "${loads[@]}"; do
+		load "$h" on
 		for p in "${provs[@]}"; do
-			add "msg $h $p" "$(msg_lat "$p-h$h-r$r" "$p")"
+			add "msg $h $p" "$(msg_lat "$p-$h-r$r" "$p")"
 		done
 		for var in "${variants[@]}"; do
 			add "msg $h rivet-${var%%=*}" \
-			    "$(msg_lat "${var%%=*}-h$h-r$r" rivet "${var#*=}")"
+			    "$(msg_lat "${var%%=*}-$h-r$r" rivet "${var#*=}")"
 		done
-		hogs_stop
+		load "$h" off
 	done
 	for np in 2 4; do
 		for p in rivet tcp; do
@@ -120,9 +147,9 @@ echo "CPU contention, $ncpu CPUs, 8 B, one-way usec, median of $rounds" \
 echo
 echo "| measurement | rivet | verbs | tcp | rivet / verbs | rivet / tcp |"
 echo "|---|---|---|---|---|---|"
-for h in 0 "$ncpu"; do
+for h in "${loads[@]}"; do
 	a=$(median "msg $h rivet") b=$(median "msg $h verbs") c=$(median "msg $h tcp")
-	echo "| fi_pingpong -e msg, $h busy loops | $a | $b | $c |" \
+	echo "| fi_pingpong -e msg, ${load_name[$h]} | $a | $b | $c |" \
 		"$(ratio "$a" "$b") | $(ratio "$a" "$c") |"
 	for var in "${variants[@]}"; do
 		a=$(median "msg $h rivet-${var%%=*}")
@@ -132,7 +159,7 @@ for h in 0 "$ncpu"; do
 done
 for np in 2 4; do
 	a=$(median "mpi $np rivet") c=$(median "mpi $np tcp")
-	echo "| Open MPI ping-pong, $np ranks | $a | - | $c | - |" \
+	echo "| Open MPI ping-pong, $np ranks on $ncpu CPUs | $a | - | $c | - |" \
 		"$(ratio "$a" "$c") |"
 	for var in "${variants[@]}"; do
 		a=$(median "mpi $np rivet-${var%%=*}")

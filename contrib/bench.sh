@@ -16,8 +16,14 @@
 # boot), minutes in all; one "exact NAME VALUE" line each on stdout; a
 # new figure is one more exact_* function in exact_figures.
 #
+# With --contention: latency under CPU contention (busy loops in the
+# guest, on the host, Open MPI with more ranks than CPUs), rivet against
+# libfabric's verbs and tcp in one boot (contrib/bench-contention-guest.sh;
+# about 15 minutes). RIVET_VARIANTS names rivet settings measured beside.
+#
 # usage: contrib/bench.sh [ITERATIONS]   (default 1000; 1 MiB runs: 1/5)
 #        contrib/bench.sh --exact
+#        contrib/bench.sh --contention [ITERATIONS [ROUNDS]]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -113,6 +119,49 @@ if [ "${1:-}" = --exact ]; then
 	for f in "${exact_figures[@]}"; do
 		"$f" || rc=1
 	done
+	exit "$rc"
+fi
+
+# host_load FILE: while FILE exists, one busy loop per host CPU (the
+# guest asks for them: bench-contention-guest.sh); FILE.on says they run.
+# Ends when FILE.done appears.
+host_load() {
+	local f=$1 pids=() i
+	until [ -e "$f.done" ]; do
+		if [ -e "$f" ] && [ ${#pids[@]} = 0 ]; then
+			for ((i = 0; i < $(nproc); i++)); do
+				bash -c 'while :; do :; done' &
+				pids+=($!)
+			done
+			touch "$f.on"
+		elif [ ! -e "$f" ] && [ ${#pids[@]} != 0 ]; then
+			kill "${pids[@]}"
+			wait "${pids[@]}" 2>/dev/null
+			pids=()
+			rm -f "$f.on"
+		fi
+		sleep 0.1
+	done
+	[ ${#pids[@]} = 0 ] || kill "${pids[@]}"
+	rm -f "$f.on"
+}
+
+if [ "${1:-}" = --contention ]; then
+	shift
+	"$top/contrib/build.sh"
+	cd "$top"
+	make -s fabtests-mpi >&2 || true	# else the guest builds it
+	out=$(mktemp -d /var/tmp/rivet-contention.XXXXXX)
+	host_load "$out/host-load" &
+	agent=$!
+	rc=0
+	contrib/vm/rivet-vm -t 3000 -o "$out" \
+		-e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
+		-e HOST_LOAD_FILE="$out/host-load" \
+		${RIVET_VARIANTS:+-e RIVET_VARIANTS="$RIVET_VARIANTS"} \
+		-- bash contrib/bench-contention-guest.sh "$@" || rc=$?
+	touch "$out/host-load.done"
+	wait "$agent"
 	exit "$rc"
 fi
 

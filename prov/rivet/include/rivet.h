@@ -22,7 +22,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -94,7 +93,6 @@ struct rivet_params {
 	int util_layering;
 	int native_atomics;
 	size_t poll_yield_usec;	/* RIVET_POLL_YIELD_AUTO: by device kind */
-	size_t poll_sleep_usec;	/* RIVET_POLL_YIELD_AUTO: by device kind */
 	size_t ack_timeout;	/* 0: rdma_cm's; else 4.096 us * 2^N */
 	size_t retry_count;	/* transport retries of an RC QP, 0..7, or
 				 * RIVET_RETRY_AUTO */
@@ -106,7 +104,6 @@ struct rivet_params {
 };
 #define RIVET_POLL_YIELD_AUTO ((size_t)-1)
 #define RIVET_POLL_YIELD_SOFT_USEC 200	/* the default on rxe and siw */
-#define RIVET_POLL_SLEEP_SOFT_USEC 0	/* the default on rxe and siw */
 /* rxe's and siw's vendor ids: RDMA done by the host's own kernel */
 #define RIVET_VENDOR_RXE 0xffffffu
 #define RIVET_VENDOR_SIW 0x626d74u
@@ -126,10 +123,6 @@ bool rivet_confirm_default(size_t param, uint32_t vendor_id);
  * yields the CPU (0: never), from FI_RIVET_POLL_YIELD and the device's
  * vendor id.  Pure (rivet_poll.c), unit tested. */
 uint64_t rivet_poll_yield_ns(size_t param_usec, uint32_t vendor_id);
-/* How long an idle MSG CQ read may sleep on the CQ's completion channel
- * instead of yielding (0: it yields), from FI_RIVET_POLL_SLEEP and the
- * vendor id.  Pure (rivet_poll.c), unit tested. */
-uint64_t rivet_poll_sleep_ns(size_t param_usec, uint32_t vendor_id);
 extern struct rivet_params g_rivet_params;
 void rivet_params_initialize(void);
 
@@ -338,9 +331,6 @@ struct rivet_domain {
 	 * completion is found, an empty poll yields the CPU to the kernel
 	 * workers that move the data once every poll_yield_ns. */
 	uint64_t poll_yield_ns;
-	/* when not 0, an idle MSG CQ read sleeps on the CQ's completion
-	 * channel, at most this long, instead of yielding */
-	uint64_t poll_sleep_ns;
 	_Atomic uint64_t poll_busy_ns;	/* idle since, or yielded at */
 	atomic_bool poll_found;		/* found work since the last idle poll */
 	/* internal registrations (rivet_mr_monitor.c): the cache, NULL
@@ -360,19 +350,17 @@ static inline uint64_t rivet_now_ns(void)
 /* A poll of the domain's CQs or counters found work (found) or none.  A
  * poll that finds work only marks it (the clock is not read on the path
  * that delivers a completion); the first empty poll after it starts the
- * idle period.  True when the caller should give the CPU away now: at most
- * once per poll_yield_ns of idling (one lets whatever waits for this CPU
- * run; more only add syscalls). */
-static inline bool rivet_domain_idle(struct rivet_domain *dom, bool found)
+ * idle period. */
+static inline void rivet_domain_polled(struct rivet_domain *dom, bool found)
 {
 	uint64_t now;
 
 	if (!dom->poll_yield_ns)
-		return false;
+		return;
 	if (found) {
 		atomic_store_explicit(&dom->poll_found, true,
 				      memory_order_relaxed);
-		return false;
+		return;
 	}
 	now = rivet_now_ns();
 	if (atomic_load_explicit(&dom->poll_found, memory_order_relaxed)) {
@@ -380,20 +368,15 @@ static inline bool rivet_domain_idle(struct rivet_domain *dom, bool found)
 				      memory_order_relaxed);
 		atomic_store_explicit(&dom->poll_busy_ns, now,
 				      memory_order_relaxed);
-		return false;
-	}
-	if (now - atomic_load_explicit(&dom->poll_busy_ns,
-				       memory_order_relaxed) < dom->poll_yield_ns)
-		return false;
-	atomic_store_explicit(&dom->poll_busy_ns, now, memory_order_relaxed);
-	return true;
-}
-
-/* Counters and poll sets: an idle period yields the CPU. */
-static inline void rivet_domain_polled(struct rivet_domain *dom, bool found)
-{
-	if (rivet_domain_idle(dom, found))
+	} else if (now - atomic_load_explicit(&dom->poll_busy_ns,
+					      memory_order_relaxed) >=
+		   dom->poll_yield_ns) {
+		/* at most one yield per poll_yield_ns of idling: one lets
+		 * whatever waits for this CPU run; more only add syscalls */
 		sched_yield();
+		atomic_store_explicit(&dom->poll_busy_ns, now,
+				      memory_order_relaxed);
+	}
 }
 
 int rivet_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_p,
@@ -526,12 +509,6 @@ struct rivet_progress_src {
 	/* control progress (rdma_cm) before a sleep: the data path looks
 	 * at it only now and then */
 	void (*progress_cm)(struct rivet_progress_src *src);
-	/* before an idle sleep (FI_RIVET_POLL_SLEEP; NULL: cannot sleep):
-	 * arms the source's notifications and fills at most max pollfds;
-	 * returns how many, -FI_EAGAIN when work is already there (do not
-	 * sleep), -FI_ENOSYS when it cannot wake a sleeper */
-	int (*arm)(struct rivet_progress_src *src, struct pollfd *fds,
-		   int max);
 };
 
 /*
@@ -556,11 +533,6 @@ void rivet_progress_set_remove(struct rivet_progress_set *set,
 			       struct rivet_progress_src *src);
 /* Every source's progress_cm (before a sleep). */
 void rivet_progress_set_run_cm(struct rivet_progress_set *set);
-/* Every source's arm: the pollfds (at most max) that wake a sleep on all
- * of them; -FI_EAGAIN when one has work, -FI_ENOSYS when one cannot wake
- * a sleeper or max is too small. */
-int rivet_progress_set_arm(struct rivet_progress_set *set,
-			   struct pollfd *fds, int max);
 
 /* Every source's progress: on each fi_cq_read, so inline. */
 static inline void rivet_progress_set_run(struct rivet_progress_set *set)
@@ -780,9 +752,6 @@ int rivet_cq_grow(struct rivet_cq *cq, size_t n);
 /* Arms the verbs CQ for one notification; -FI_EAGAIN when entries are
  * already waiting (the caller must not sleep). */
 int rivet_cq_arm(struct rivet_cq *cq);
-/* An idle fi_cq_read gives the CPU away: sleeps on the channel
- * (FI_RIVET_POLL_SLEEP) or yields (rivet_cq_wait.c). */
-void rivet_cq_give_way(struct rivet_cq *cq);
 /* Collects and acks pending channel events without blocking. */
 void rivet_cq_consume_events(struct rivet_cq *cq);
 int rivet_cq_trywait(struct rivet_cq *cq);

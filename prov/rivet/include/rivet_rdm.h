@@ -523,7 +523,6 @@ static inline struct rivet_match *rivet_rdm_match(struct rivet_rdm_ep *ep,
 /* rivet_rdm_thread.c: FI_PROGRESS_AUTO */
 int rivet_rdm_thread_start(struct rivet_rdm_ep *ep);
 void rivet_rdm_thread_stop(struct rivet_rdm_ep *ep);
-void rivet_rdm_ack_events(struct rivet_rdm_ep *ep);
 
 /* rivet_rdm_msg.c */
 #define RIVET_RDM_SILENT (1ULL << 63)	/* internal: fi_inject* */
@@ -607,7 +606,5 @@ void rivet_rdm_ep_addr_removed(struct rivet_av_listener *l, fi_addr_t addr);
  * SRQ refill; the CM channel alone (before a sleep). */
 int rivet_rdm_ep_progress(struct rivet_progress_src *src);
 void rivet_rdm_ep_progress_cm(struct rivet_progress_src *src);
-int rivet_rdm_ep_arm(struct rivet_progress_src *src, struct pollfd *fds,
-		     int max);
 
 #endif /* RIVET_RDM_H */

@@ -454,8 +454,8 @@ ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 		ret = rivet_cq_pop_locked(cq, buf, count, src_addr);
 out:
 	rivet_lock_release(&cq->lock);
-	if (count && rivet_domain_idle(cq->domain, ret != -FI_EAGAIN))
-		rivet_cq_give_way(cq);
+	if (count)
+		rivet_domain_polled(cq->domain, ret != -FI_EAGAIN);
 	return ret;
 }
 

@@ -4,8 +4,6 @@
  * arming, fi_cq_sread, fi_cq_signal, fi_trywait and FI_GETWAIT.  Before a
  * sleep the CQ's progress sources get their control progress.
  */
-#include <poll.h>
-
 #include "rivet.h"
 
 /* ---- blocking: completion channel, arming, sread, trywait ---- */
@@ -86,56 +84,6 @@ int rivet_cq_trywait(struct rivet_cq *cq)
 	if (ret)
 		return ret;
 	return atomic_exchange(&cq->signaled, false) ? -FI_EAGAIN : 0;
-}
-
-/*
- * Cooperative polling (rivet_poll.c): an idle fi_cq_read gives the CPU
- * away.  With FI_RIVET_POLL_SLEEP, a CQ without a wait object of the
- * application's sleeps, at most poll_sleep_ns, on what fills it: its own
- * completion channel (MSG and DGRAM endpoints) and its RDM endpoints'
- * channels (rivet_rdm_ep_arm).  The completion that ends the wait wakes
- * the reader at once, where sched_yield leaves it behind every other
- * runnable task for their time slices.  Where it cannot sleep, it yields.
- */
-#define RIVET_GIVE_WAY_FDS 16
-
-void rivet_cq_give_way(struct rivet_cq *cq)
-{
-	uint64_t ns = cq->domain->poll_sleep_ns;
-	struct pollfd fds[RIVET_GIVE_WAY_FDS];
-	struct timespec ts;
-	bool msg;
-	int n = 0, k;
-
-	msg = atomic_load_explicit(&cq->msg_eps, memory_order_relaxed) > 0;
-	if (!ns || cq->attr.wait_obj != FI_WAIT_NONE || cq->hidden ||
-	    (msg && !cq->channel))
-		goto yield;
-	if (msg) {
-		if (rivet_cq_arm(cq))
-			return;	/* entries (or an error) wait: read them */
-		fds[n++] = (struct pollfd) { .fd = cq->channel->fd,
-					     .events = POLLIN };
-	}
-	if (cq->srcs.n) {
-		k = rivet_progress_set_arm(&cq->srcs, fds + n,
-					   RIVET_GIVE_WAY_FDS - n);
-		if (k == -FI_EAGAIN)
-			return;
-		if (k < 0)
-			goto yield;
-		n += k;
-	}
-	if (!n)
-		goto yield;
-	ts.tv_sec = (time_t)(ns / 1000000000u);
-	ts.tv_nsec = (long)(ns % 1000000000u);
-	(void)ppoll(fds, (nfds_t)n, &ts, NULL);
-	if (msg)
-		rivet_cq_ack_events(cq);
-	return;
-yield:
-	sched_yield();
 }
 
 bool rivet_cq_pending(struct rivet_cq *cq)

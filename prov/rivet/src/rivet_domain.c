@@ -164,9 +164,6 @@ static int rivet_domain_construct(struct rivet_domain *dom,
 	dom->mr_mode = info->domain_attr->mr_mode;
 	dom->poll_yield_ns = rivet_poll_yield_ns(g_rivet_params.poll_yield_usec,
 						 dev->attr.vendor_id);
-	dom->poll_sleep_ns = dom->poll_yield_ns ?
-		rivet_poll_sleep_ns(g_rivet_params.poll_sleep_usec,
-				    dev->attr.vendor_id) : 0;
 	dom->rx_cq_data = (info->mode & FI_RX_CQ_DATA) ||
 			  (info->rx_attr && (info->rx_attr->mode &
 					     FI_RX_CQ_DATA));

@@ -15,7 +15,6 @@ struct rivet_params g_rivet_params = {
 	.eager_size = 8192,
 	.rdm_rx_bufs = 512,
 	.poll_yield_usec = RIVET_POLL_YIELD_AUTO,
-	.poll_sleep_usec = RIVET_POLL_YIELD_AUTO,
 	.ack_timeout = 0,
 	.retry_count = RIVET_RETRY_AUTO,
 	.probe_ms = 1000,
@@ -72,11 +71,6 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "read in every this many microseconds yields the CPU "
 	  "(sched_yield) to the kernel threads of a software RDMA device; "
 	  "0: never (default: 200 on rxe and siw, 0 on hardware)" },
-	{ "poll_sleep", RIVET_P_SIZE, &g_rivet_params.poll_sleep_usec,
-	  "When not 0, the CPU is given away by a sleep of at most this "
-	  "many microseconds on the completion channel of the CQ read "
-	  "(MSG and DGRAM CQs without a wait object), which a completion "
-	  "ends at once, instead of sched_yield (default: 0)" },
 	{ "mr_cache_max_count", RIVET_P_SIZE,
 	  &g_rivet_params.mr_cache_max_count,
 	  "RDM: most registrations of the application's buffers (rendezvous, "

@@ -12,30 +12,13 @@
  */
 #include "rivet.h"
 
-static bool rivet_vendor_soft(uint32_t vendor_id)
-{
-	return vendor_id == RIVET_VENDOR_RXE || vendor_id == RIVET_VENDOR_SIW;
-}
-
-static uint64_t rivet_usec_to_ns(size_t usec)
-{
-	if (usec > UINT64_MAX / 1000)
-		usec = UINT64_MAX / 1000;
-	return (uint64_t)usec * 1000;
-}
-
 uint64_t rivet_poll_yield_ns(size_t param_usec, uint32_t vendor_id)
 {
 	if (param_usec == RIVET_POLL_YIELD_AUTO)
-		param_usec = rivet_vendor_soft(vendor_id) ?
+		param_usec = vendor_id == RIVET_VENDOR_RXE ||
+			     vendor_id == RIVET_VENDOR_SIW ?
 			     RIVET_POLL_YIELD_SOFT_USEC : 0;
-	return rivet_usec_to_ns(param_usec);
-}
-
-uint64_t rivet_poll_sleep_ns(size_t param_usec, uint32_t vendor_id)
-{
-	if (param_usec == RIVET_POLL_YIELD_AUTO)
-		param_usec = rivet_vendor_soft(vendor_id) ?
-			     RIVET_POLL_SLEEP_SOFT_USEC : 0;
-	return rivet_usec_to_ns(param_usec);
+	if (param_usec > UINT64_MAX / 1000)
+		param_usec = UINT64_MAX / 1000;
+	return (uint64_t)param_usec * 1000;
 }

@@ -84,22 +84,3 @@ void rivet_progress_set_run_cm(struct rivet_progress_set *set)
 			set->srcs[i]->progress_cm(set->srcs[i]);
 	rivet_progress_set_unlock(set);
 }
-
-int rivet_progress_set_arm(struct rivet_progress_set *set,
-			   struct pollfd *fds, int max)
-{
-	int n = 0, k = 0;
-	size_t i;
-
-	rivet_progress_set_lock(set);
-	for (i = 0; i < set->n; i++) {
-		k = set->srcs[i]->arm ?
-		    set->srcs[i]->arm(set->srcs[i], fds + n, max - n) :
-		    -FI_ENOSYS;
-		if (k < 0)
-			break;
-		n += k;
-	}
-	rivet_progress_set_unlock(set);
-	return k < 0 ? k : n;
-}

@@ -184,8 +184,7 @@ static int rivet_rdm_verbs_construct(struct rivet_rdm_ep *ep)
 				 (size_t)dev->attr.max_srq_wr);
 	cqe = RIVET_MIN((size_t)dev->attr.max_cqe,
 			ep->srq_size + ep->tx_size + RIVET_RDM_CTRL_BUDGET + 64);
-	/* a channel for the progress thread, or for idle sleeps */
-	if (rivet_rdm_ep_auto(ep) || ep->domain->poll_sleep_ns) {
+	if (rivet_rdm_ep_auto(ep)) {
 		ep->comp_channel = ibv_create_comp_channel(dev->ctx);
 		if (!ep->comp_channel)
 			return rivet_errno_to_fi(errno);
@@ -692,7 +691,6 @@ int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->psrc = (struct rivet_progress_src) {
 		.progress = rivet_rdm_ep_progress,
 		.progress_cm = rivet_rdm_ep_progress_cm,
-		.arm = rivet_rdm_ep_arm,
 	};
 	ep->av_listener.removed = rivet_rdm_ep_addr_removed;
 	if (rivet_tclass_tos(rivet_info_tclass(info), &ep->tos)) {

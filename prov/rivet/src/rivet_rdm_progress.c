@@ -332,41 +332,6 @@ void rivet_rdm_ep_progress_cm(struct rivet_progress_src *src)
 	rivet_rdm_unlock(ep);
 }
 
-/* Before an idle sleep of a CQ reader (FI_RIVET_POLL_SLEEP): arms the
- * endpoint's verbs CQ, then polls it once more, so that a completion
- * that came before the arm is not slept through; the sleep wakes on the
- * completion channel or the rdma_cm channel. */
-int rivet_rdm_ep_arm(struct rivet_progress_src *src, struct pollfd *fds,
-		     int max)
-{
-	struct rivet_rdm_ep *ep = container_of(src, struct rivet_rdm_ep, psrc);
-	int ret = 2;
-
-	if (max < 2)
-		return -FI_ENOSYS;
-	rivet_rdm_lock(ep);
-	if (!ep->enabled || !ep->comp_channel) {
-		ret = -FI_ENOSYS;
-		goto out;
-	}
-	rivet_rdm_ack_events(ep);
-	if (ibv_req_notify_cq(ep->ibv_cq, 0)) {
-		ret = -FI_ENOSYS;
-		goto out;
-	}
-	if (rivet_rdm_progress_locked(ep) > 0) {
-		ret = -FI_EAGAIN;
-		goto out;
-	}
-	fds[0] = (struct pollfd) { .fd = ep->comp_channel->fd,
-				   .events = POLLIN };
-	fds[1] = (struct pollfd) { .fd = ep->cm_channel->fd,
-				   .events = POLLIN };
-out:
-	rivet_rdm_unlock(ep);
-	return ret;
-}
-
 int rivet_rdm_ep_progress(struct rivet_progress_src *src)
 {
 	struct rivet_rdm_ep *ep = container_of(src, struct rivet_rdm_ep, psrc);

@@ -14,9 +14,7 @@
 /* A bound on each sleep: also covers deferred work that waits for room. */
 #define RIVET_RDM_THREAD_SLEEP_MS 50
 
-/* Takes and acks the channel's pending events (the progress thread, and
- * idle sleeps: rivet_rdm_ep_arm). */
-void rivet_rdm_ack_events(struct rivet_rdm_ep *ep)
+static void rivet_rdm_thread_ack(struct rivet_rdm_ep *ep)
 {
 	struct ibv_cq *cq;
 	void *ctx;
@@ -45,7 +43,7 @@ static void *rivet_rdm_thread_main(void *arg)
 			break;
 		if (fds[2].revents)
 			ep->psrc.progress_cm(&ep->psrc);
-		rivet_rdm_ack_events(ep);
+		rivet_rdm_thread_ack(ep);
 	}
 	return NULL;
 }

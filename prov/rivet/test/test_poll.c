@@ -76,36 +76,3 @@ Test(poll, one_yield_per_period_of_idling)
 	rivet_domain_polled(&dom, false);
 	cr_assert_eq(atomic_load(&dom.poll_busy_ns), stamp);
 }
-
-/* rivet_domain_idle says when to give the CPU away (the caller sleeps or
- * yields): once per period of idling, never while work is found. */
-Test(poll, idle_says_give_way_once_per_period)
-{
-	struct rivet_domain dom = { .poll_yield_ns = 1000000000ull };
-	uint64_t now = rivet_now_ns();
-
-	atomic_store(&dom.poll_busy_ns, now - 2 * dom.poll_yield_ns);
-	cr_assert_not(rivet_domain_idle(&dom, true));	/* work found */
-	cr_assert_not(rivet_domain_idle(&dom, false));	/* clock restarts */
-	atomic_store(&dom.poll_busy_ns, now - 2 * dom.poll_yield_ns);
-	cr_assert(rivet_domain_idle(&dom, false));
-	cr_assert_not(rivet_domain_idle(&dom, false));	/* a period away */
-	dom.poll_yield_ns = 0;				/* off */
-	atomic_store(&dom.poll_busy_ns, 0);
-	cr_assert_not(rivet_domain_idle(&dom, false));
-}
-
-Test(poll, sleep_parameter_and_default)
-{
-	cr_assert_eq(rivet_poll_sleep_ns(RIVET_POLL_YIELD_AUTO,
-					 RIVET_VENDOR_RXE),
-		     RIVET_POLL_SLEEP_SOFT_USEC * 1000ull);
-	cr_assert_eq(rivet_poll_sleep_ns(RIVET_POLL_YIELD_AUTO,
-					 RIVET_VENDOR_SIW),
-		     RIVET_POLL_SLEEP_SOFT_USEC * 1000ull);
-	/* hardware: never, unless asked */
-	cr_assert_eq(rivet_poll_sleep_ns(RIVET_POLL_YIELD_AUTO, 0x02c9), 0);
-	cr_assert_eq(rivet_poll_sleep_ns(0, RIVET_VENDOR_RXE), 0);
-	cr_assert_eq(rivet_poll_sleep_ns(300, 0x02c9), 300000);
-	cr_assert_geq(rivet_poll_sleep_ns((size_t)-2, 0), UINT64_MAX / 2);
-}
