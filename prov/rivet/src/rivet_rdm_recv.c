@@ -228,8 +228,10 @@ static ssize_t rivet_rdm_peek(const struct rivet_rdm_rxside *side,
 /* ---- posting ---- */
 
 /* Under the side's lock. */
-ssize_t rivet_rdm_recv_on(const struct rivet_rdm_rxside *side,
-			  const struct rivet_rdm_req *req)
+/* inline in rivet_rdm_recv: the receive path of every message */
+static inline __attribute__((always_inline)) ssize_t
+rivet_rdm_recv_side(const struct rivet_rdm_rxside *side,
+		    const struct rivet_rdm_req *req)
 {
 	struct rivet_rx_op *rx;
 	size_t len;
@@ -248,6 +250,12 @@ ssize_t rivet_rdm_recv_on(const struct rivet_rdm_rxside *side,
 	return 0;
 }
 
+ssize_t rivet_rdm_recv_on(const struct rivet_rdm_rxside *side,
+			  const struct rivet_rdm_req *req)
+{
+	return rivet_rdm_recv_side(side, req);
+}
+
 ssize_t rivet_rdm_recv(struct rivet_rdm_ep *ep,
 		       const struct rivet_rdm_req *req)
 {
@@ -256,7 +264,7 @@ ssize_t rivet_rdm_recv(struct rivet_rdm_ep *ep,
 	ssize_t ret;
 
 	rivet_rdm_lock(ep);
-	ret = ep->enabled ? rivet_rdm_recv_on(&side, req) : -FI_EOPBADSTATE;
+	ret = ep->enabled ? rivet_rdm_recv_side(&side, req) : -FI_EOPBADSTATE;
 	rivet_rdm_unlock(ep);
 	return ret;
 }
