@@ -3,7 +3,7 @@
  * (default 1000) of argv[2] bytes (default 8) after 100 warm-up ones, data
  * checked; rank 0 prints "lat_us: <one-way mean>", as perftest's t_avg.
  * With more ranks (an even number), every pair (2k, 2k + 1) ping-pongs at
- * the same time (oversubscribed runs: contrib/bench-contention.sh); rank 0
+ * the same time (oversubscribed runs: contrib/bench.sh --contention); rank 0
  * reports its own pair. */
 #include "mpi_rivet.h"
 

@@ -227,8 +227,8 @@ static ssize_t rivet_rdm_peek(const struct rivet_rdm_rxside *side,
 
 /* ---- posting ---- */
 
-/* Under the side's lock. */
-/* inline in rivet_rdm_recv: the receive path of every message */
+/* Under the side's lock; inline in rivet_rdm_recv, the receive path of
+ * every message (rivet_rdm_recv_on: shared contexts). */
 static inline __attribute__((always_inline)) ssize_t
 rivet_rdm_recv_side(const struct rivet_rdm_rxside *side,
 		    const struct rivet_rdm_req *req)
