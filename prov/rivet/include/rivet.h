@@ -293,6 +293,7 @@ extern struct fi_ops_cm g_rivet_no_cm_ops;
 /* Sends that fail (-FI_ENOSYS), for shared receive contexts: copies get
  * their receive slots filled in. */
 extern const struct fi_ops_msg g_rivet_no_send_ops;
+extern const struct fi_ops_msg g_rivet_no_recv_ops;
 extern struct fi_ops_collective g_rivet_no_collective_ops;
 extern struct fi_ops_rma g_rivet_no_rma_ops;
 extern struct fi_ops_atomic g_rivet_no_atomic_ops;
@@ -387,6 +388,10 @@ int rivet_domain_open(struct fid_fabric *fabric, struct fi_info *info,
  * The domain's ops table names them; the domain calls no endpoint. */
 int rivet_ep_open(struct fid_domain *domain, struct fi_info *info,
 		  struct fid_ep **ep_p, void *context);
+/* The contexts a scalable endpoint (FI_EP_RDM) has at most each way */
+#define RIVET_SEP_MAX_CTX 16
+int rivet_ep_scalable_open(struct fid_domain *domain, struct fi_info *info,
+			   struct fid_ep **sep_p, void *context);
 int rivet_ep_open2(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **ep_p, uint64_t flags, void *context);
 

@@ -25,6 +25,10 @@ struct rivet_av_listener {
 	void (*removed)(struct rivet_av_listener *l, fi_addr_t addr);
 };
 
+/* The most rx_ctx_bits an AV takes: 2^8 receive contexts (a scalable
+ * endpoint has at most RIVET_SEP_MAX_CTX). */
+#define RIVET_AV_RX_CTX_BITS 8
+
 struct rivet_av {
 	struct fid_av av_fid;
 	struct rivet_domain *domain;

@@ -26,7 +26,7 @@
 #define RIVET_RDM_RX_CAPS \
 	(FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
 	 FI_MULTI_RECV | FI_RMA | FI_ATOMIC | FI_REMOTE_READ | \
-	 FI_REMOTE_WRITE | FI_RMA_EVENT)
+	 FI_REMOTE_WRITE | FI_RMA_EVENT | FI_NAMED_RX_CTX)
 /* Capabilities that cost something when on: only given when asked for */
 #define RIVET_ASKED_CAPS (FI_RMA_EVENT | FI_FENCE)
 /* What needs remote keys: RMA and atomics alike */

@@ -122,6 +122,11 @@ struct rivet_wire_connreq {
 	 * connections to it that failed on the initiator's side: the
 	 * acceptor closes them too, if a lost link kept it from hearing */
 	uint32_t replaces[2];
+	/* The receive context it is for: a scalable endpoint's index
+	 * (fi_rx_addr); 0 for an ordinary endpoint, which takes no other.
+	 * Older peers send 48 bytes: 0. */
+	uint16_t rx_idx;
+	uint16_t reserved;
 };
 _Static_assert(sizeof(struct rivet_wire_connreq) <= 56, "REQ private data");
 

@@ -66,6 +66,7 @@ enum rivet_conn_state {
 struct rivet_tx_op;
 struct rivet_ctrl;
 struct rivet_conn;
+struct rivet_sep;
 
 /* The wr_id of a short-path inject: which connection, and the completion
  * flags its error entry would carry. */
@@ -87,6 +88,7 @@ struct rivet_conn {
 	uint32_t idx;			/* ours, in ep->conns */
 	uint32_t peer_idx;		/* the peer's, put in our headers */
 	fi_addr_t addr;			/* FI_ADDR_NOTAVAIL if not in the AV */
+	uint16_t rx_idx;		/* active: the peer's receive context */
 	union rivet_sockaddr peer_name;
 	enum rivet_conn_state state;
 	bool active;
@@ -316,6 +318,16 @@ struct rivet_rdm_ep {
 	struct rivet_rdm_rxq *rxq;	/* &own_rxq, or the srx's */
 	struct rivet_rdm_srx *srx;	/* bound shared receive context */
 	struct rivet_stx *stx;		/* bound shared transmit context */
+	/* scalable endpoints (rivet_rdm_sep.c): a context of sep */
+	struct rivet_sep *sep;		/* NULL: an ordinary endpoint */
+	uint32_t sep_idx;
+	bool sep_rx;			/* a receive context, else transmit */
+	/* fi_rx_addr: the AV's rx_ctx_bits name a peer's receive context
+	 * in an address's top bits (64 - rx_shift of them; 0: none).
+	 * Sends to a context other than 0 find their connection here
+	 * (uthash by the whole fi_addr_t), the others in tx_conns. */
+	unsigned int rx_shift;
+	struct rivet_conn_slot *ctx_conns;
 };
 
 /* The endpoint's lock, taken only where two threads may meet in it: not
@@ -354,6 +366,17 @@ static inline struct rivet_conn *rivet_conn_ready(struct rivet_rdm_ep *ep,
 }
 
 /* rivet_conn.c */
+/* The AV entry and receive context (fi_rx_addr) an address names. */
+static inline fi_addr_t rivet_conn_base(const struct rivet_rdm_ep *ep,
+					fi_addr_t addr, uint16_t *rx_idx)
+{
+	if (!ep->rx_shift || addr == FI_ADDR_NOTAVAIL) {
+		*rx_idx = 0;
+		return addr;
+	}
+	*rx_idx = (uint16_t)(addr >> ep->rx_shift);
+	return addr & ((1ULL << ep->rx_shift) - 1);
+}
 int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
 		   struct rivet_conn **conn_p);
 void rivet_conn_handle_cm(struct rivet_rdm_ep *ep, struct rdma_cm_event *cm);
@@ -371,6 +394,12 @@ void rivet_conn_flush(struct rivet_conn *conn);
  * fenced operation go. */
 void rivet_conn_op_done(struct rivet_conn *conn);
 void rivet_conn_destroy(struct rivet_conn *conn);
+/* Frees the slots of sends to receive contexts other than 0. */
+void rivet_conn_slots_free(struct rivet_rdm_ep *ep);
+/* A connection request (private data req, its CONNECT_REQUEST event
+ * acked) for this endpoint: accepted, or rejected and destroyed. */
+void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
+		       const struct rivet_wire_connreq *req);
 int rivet_conn_post_send(struct rivet_conn *conn, uint64_t wr_id,
 			 void *buf, uint32_t len, uint32_t lkey);
 fi_addr_t rivet_conn_src(struct rivet_conn *conn);
@@ -544,6 +573,12 @@ extern struct fi_ops_tagged g_rivet_rdm_tagged_ops;
 /* A shared receive context's: receives only. */
 extern struct fi_ops_msg g_rivet_rdm_srx_msg_ops;
 extern struct fi_ops_tagged g_rivet_rdm_srx_tagged_ops;
+/* A scalable endpoint's transmit contexts': sends only.  (Its receive
+ * contexts take the shared receive context's, and no RMA.) */
+extern struct fi_ops_msg g_rivet_rdm_txc_msg_ops;
+extern struct fi_ops_tagged g_rivet_rdm_txc_tagged_ops;
+/* The scalable endpoint's own: no data operations. */
+extern struct fi_ops_msg g_rivet_rdm_sep_msg_ops;
 /* Fills them in (provider init). */
 void rivet_rdm_srx_ops_init(void);
 
@@ -606,5 +641,36 @@ void rivet_rdm_ep_addr_removed(struct rivet_av_listener *l, fi_addr_t addr);
  * SRQ refill; the CM channel alone (before a sleep). */
 int rivet_rdm_ep_progress(struct rivet_progress_src *src);
 void rivet_rdm_ep_progress_cm(struct rivet_progress_src *src);
+
+/* rivet_rdm_sep.c: scalable endpoints (fi_scalable_ep).  A transmit or
+ * receive context is an RDM endpoint of its own (its QPs, SRQ and CQ)
+ * with the scalable endpoint's name; the scalable endpoint has the one
+ * listener, and a connection request names the receive context it is
+ * for (rivet_wire_connreq.rx_idx): whichever context's progress reads it
+ * from the listener queues it for that context, which accepts it. */
+int rivet_sep_open(struct rivet_domain *dom, struct fi_info *info,
+		   struct fid_ep **sep_p, void *context);
+/* The scalable endpoint's AV (NULL: none bound yet). */
+struct rivet_av *rivet_sep_av(struct rivet_sep *sep);
+/* A context's control progress, under its lock: the listener, and the
+ * requests queued for it. */
+void rivet_sep_progress_cm(struct rivet_rdm_ep *ep);
+/* The listener's channel (a context's progress thread watches it). */
+int rivet_sep_cm_fd(const struct rivet_sep *sep);
+/* A context's progress source: its own, then its siblings' (trylock). */
+int rivet_sep_ctx_progress(struct rivet_progress_src *src);
+/* A context closes: requests queued for it are rejected. */
+void rivet_sep_ctx_closed(struct rivet_rdm_ep *ep);
+/* rivet_rdm_ep.c: a listener on info's source address (or the device's
+ * first), on a channel of its own; *name: its address. */
+int rivet_rdm_listen(struct rivet_domain *dom, const struct fi_info *info,
+		     int tos, struct rdma_event_channel **channel_p,
+		     struct rdma_cm_id **id_p, union rivet_sockaddr *name);
+/* rivet_rdm_ep.c: context idx (rx: a receive context) of sep, named
+ * name, on info (the scalable endpoint's, attributes applied). */
+int rivet_rdm_ctx_open(struct rivet_domain *dom, struct fi_info *info,
+		       struct rivet_sep *sep, bool rx, uint32_t idx,
+		       const union rivet_sockaddr *name, struct fid_ep **ep_p,
+		       void *context);
 
 #endif /* RIVET_RDM_H */

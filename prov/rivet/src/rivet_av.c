@@ -502,6 +502,8 @@ static int rivet_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr,
 
 	if (!addrlen || (*addrlen && !addr))
 		return -FI_EINVAL;
+	if (to_rav(av_fid)->attr.rx_ctx_bits && fi_addr != FI_ADDR_NOTAVAIL)
+		fi_addr &= (1ULL << (64 - to_rav(av_fid)->attr.rx_ctx_bits)) - 1;
 	ret = rivet_av_addr(to_rav(av_fid), fi_addr, &sa);
 	if (ret)
 		return ret;
@@ -673,10 +675,10 @@ static int rivet_av_attr_check(const struct rivet_domain *dom,
 		return -FI_EINVAL;	/* read-only needs a name */
 	if ((attr->flags & FI_READ) && (attr->flags & FI_EVENT))
 		return -FI_EINVAL;	/* nothing to insert */
-	if (attr->rx_ctx_bits < 0)
+	/* fi_rx_addr: the receive context in the top bits, as many as
+	 * a scalable endpoint's contexts need (rivet_rdm_sep.c) */
+	if (attr->rx_ctx_bits < 0 || attr->rx_ctx_bits > RIVET_AV_RX_CTX_BITS)
 		return -FI_EINVAL;
-	if (attr->rx_ctx_bits)
-		return -FI_ENOSYS;	/* no scalable endpoints */
 	if (format != FI_SOCKADDR && format != FI_SOCKADDR_IN &&
 	    format != FI_SOCKADDR_IN6 && format != FI_FORMAT_UNSPEC)
 		return -FI_EINVAL;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <uthash.h>
+
 #include "rivet_rdm.h"
 
 #define RIVET_CONN_TIMEOUT_MS 2000
@@ -115,21 +117,57 @@ static void rivet_conn_param(struct rivet_conn *conn, const void *data,
 	p->rnr_retry_count = 7;	/* forever: a full SRQ is never an error */
 }
 
-static int rivet_conn_tx_slot(struct rivet_rdm_ep *ep, fi_addr_t addr)
+/* Sends to receive context rx_idx > 0 of a peer (fi_rx_addr): their
+ * connection, by the whole address. */
+struct rivet_conn_slot {
+	fi_addr_t addr;
+	struct rivet_conn *conn;
+	UT_hash_handle hh;
+};
+
+/* Where the connection that sends to addr is kept (grown or made as
+ * needed), or NULL without memory. */
+static struct rivet_conn **rivet_conn_tx_slot(struct rivet_rdm_ep *ep,
+					      fi_addr_t addr, bool make)
 {
+	struct rivet_conn_slot *slot;
 	struct rivet_conn **tc;
+	uint16_t rx_idx;
 	size_t n;
 
+	if (rivet_conn_base(ep, addr, &rx_idx) != addr) {
+		HASH_FIND(hh, ep->ctx_conns, &addr, sizeof(addr), slot);
+		if (!slot && make) {
+			slot = calloc(1, sizeof(*slot));
+			if (!slot)
+				return NULL;
+			slot->addr = addr;
+			HASH_ADD(hh, ep->ctx_conns, addr, sizeof(addr), slot);
+		}
+		return slot ? &slot->conn : NULL;
+	}
 	if (addr < ep->ntx_conns)
-		return 0;
+		return &ep->tx_conns[addr];
+	if (!make)
+		return NULL;
 	n = RIVET_MAX(addr + 1, ep->ntx_conns * 2);
 	tc = realloc(ep->tx_conns, n * sizeof(*tc));
 	if (!tc)
-		return -FI_ENOMEM;
+		return NULL;
 	memset(tc + ep->ntx_conns, 0, (n - ep->ntx_conns) * sizeof(*tc));
 	ep->tx_conns = tc;
 	ep->ntx_conns = n;
-	return 0;
+	return &ep->tx_conns[addr];
+}
+
+void rivet_conn_slots_free(struct rivet_rdm_ep *ep)
+{
+	struct rivet_conn_slot *slot, *tmp;
+
+	HASH_ITER(hh, ep->ctx_conns, slot, tmp) {
+		HASH_DEL(ep->ctx_conns, slot);
+		free(slot);
+	}
 }
 
 static int rivet_conn_start(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
@@ -174,21 +212,28 @@ int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
 		   struct rivet_conn **conn_p)
 {
 	union rivet_sockaddr dst;
-	struct rivet_conn *conn;
+	struct rivet_conn *conn, **slot;
+	uint16_t rx_idx;
+	fi_addr_t base = rivet_conn_base(ep, addr, &rx_idx);
 	int ret;
 
 	if (addr < ep->ntx_conns && ep->tx_conns[addr]) {
 		*conn_p = ep->tx_conns[addr];
 		return 0;
 	}
-	if (!ep->av || rivet_av_addr(ep->av, addr, &dst))
+	if (!ep->av || rivet_av_addr(ep->av, base, &dst))
 		return -FI_EINVAL;
-	ret = rivet_conn_tx_slot(ep, addr);
-	if (ret)
-		return ret;
-	conn = rivet_conn_accepted(ep, addr);
+	slot = rivet_conn_tx_slot(ep, addr, true);
+	if (!slot)
+		return -FI_ENOMEM;
+	if (*slot) {
+		*conn_p = *slot;
+		return 0;
+	}
+	/* a peer's connection reaches its receive context 0 */
+	conn = rx_idx ? NULL : rivet_conn_accepted(ep, addr);
 	if (conn) {
-		ep->tx_conns[addr] = conn;
+		*slot = conn;
 		*conn_p = conn;
 		return 0;
 	}
@@ -197,13 +242,15 @@ int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
 		return ret;
 	conn->active = true;
 	conn->addr = addr;
+	conn->rx_idx = rx_idx;
 	conn->peer_name = dst;
 	ret = rivet_conn_start(ep, conn, &dst);
 	if (ret) {
 		rivet_conn_set_state(conn, RIVET_CONN_CLOSED);
 		return ret;
 	}
-	ep->tx_conns[addr] = conn;
+	/* (rivet_conn_start made no slot: it is still there) */
+	*rivet_conn_tx_slot(ep, addr, false) = conn;
 	*conn_p = conn;
 	return 0;
 }
@@ -320,14 +367,17 @@ void rivet_conn_fail(struct rivet_conn *conn, int err)
 	struct rivet_rdm_ep *ep = conn->ep;
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	bool was_up = conn->state == RIVET_CONN_UP;
+	struct rivet_conn **slot;
 
 	if (conn->state == RIVET_CONN_CLOSED)
 		return;
 	RIVET_INFO(EP_CTRL, "connection %u failed: %s\n", conn->idx,
 		   fi_strerror(err));
 	rivet_conn_set_state(conn, RIVET_CONN_CLOSED);
-	if (conn->addr < ep->ntx_conns && ep->tx_conns[conn->addr] == conn)
-		ep->tx_conns[conn->addr] = NULL;
+	slot = conn->addr == FI_ADDR_NOTAVAIL ? NULL :
+	       rivet_conn_tx_slot(ep, conn->addr, false);
+	if (slot && *slot == conn)
+		*slot = NULL;
 	/* the QP is released once drained, and a linger later */
 	if (conn->qp) {
 		ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
@@ -526,6 +576,7 @@ static void rivet_conn_connect(struct rivet_conn *conn)
 	size_t alen = rivet_addr_len(&conn->ep->name.sa);
 
 	req.addr_len = alen;
+	req.rx_idx = conn->rx_idx;
 	req.flags = conn->ep->rma_event ? RIVET_CONN_F_RMA_EVENT : 0;
 	rivet_conn_replaced(conn, req.replaces);
 	memcpy(req.addr, &conn->ep->name, RIVET_MIN(alen, sizeof(req.addr)));
@@ -534,8 +585,8 @@ static void rivet_conn_connect(struct rivet_conn *conn)
 		rivet_conn_fail(conn, FI_ECONNABORTED);
 }
 
-static void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
-			      const struct rivet_wire_connreq *req)
+void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
+		       const struct rivet_wire_connreq *req)
 {
 	struct rivet_wire_accept acc = {
 		.magic = RIVET_CONN_MAGIC, .version = RIVET_WIRE_VERSION,
@@ -581,6 +632,13 @@ static void rivet_conn_connreq(struct rivet_rdm_ep *ep,
 	    req.version != RIVET_WIRE_VERSION) {
 		RIVET_WARN(EP_CTRL, "connection request from a non-rivet "
 			   "peer rejected\n");
+		rdma_reject(id, NULL, 0);
+		rdma_destroy_id(id);
+		return;
+	}
+	if (req.rx_idx) {	/* a scalable endpoint's context: not us */
+		RIVET_INFO(EP_CTRL, "connection request for receive context "
+			   "%u rejected: the endpoint has one\n", req.rx_idx);
 		rdma_reject(id, NULL, 0);
 		rdma_destroy_id(id);
 		return;

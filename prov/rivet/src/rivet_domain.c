@@ -45,7 +45,7 @@ static int rivet_domain_scalable_ep(struct fid_domain *domain,
 				    struct fi_info *info, struct fid_ep **sep,
 				    void *context)
 {
-	return -FI_ENOSYS;
+	return rivet_ep_scalable_open(domain, info, sep, context);
 }
 
 /* RDM endpoints (rivet_rdm_atomic.c) offer every triple

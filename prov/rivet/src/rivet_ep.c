@@ -23,6 +23,13 @@ int rivet_ep_open(struct fid_domain *domain, struct fi_info *info,
 	}
 }
 
+/* fi_scalable_ep: FI_EP_RDM only */
+int rivet_ep_scalable_open(struct fid_domain *domain, struct fi_info *info,
+			   struct fid_ep **sep_p, void *context)
+{
+	return rivet_sep_open(to_rdomain(domain), info, sep_p, context);
+}
+
 int rivet_ep_open2(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **ep_p, uint64_t flags, void *context)
 {

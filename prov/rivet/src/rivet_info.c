@@ -267,8 +267,9 @@ static void rivet_info_build_domain(struct fi_domain_attr *d,
 	d->ep_cnt = lim->max_qp;
 	d->tx_ctx_cnt = lim->max_qp;
 	d->rx_ctx_cnt = lim->max_qp;
-	d->max_ep_tx_ctx = 1;
-	d->max_ep_rx_ctx = 1;
+	/* RDM: scalable endpoints (rivet_rdm_sep.c) */
+	d->max_ep_tx_ctx = t->type == FI_EP_RDM ? RIVET_SEP_MAX_CTX : 1;
+	d->max_ep_rx_ctx = d->max_ep_tx_ctx;
 	d->max_ep_stx_ctx = 1;
 	d->max_ep_srx_ctx = 1;
 	d->cntr_cnt = RIVET_CNTR_CNT;

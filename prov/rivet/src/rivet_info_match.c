@@ -491,19 +491,22 @@ static int rivet_match_auth_key(struct rivet_match *m)
 static int rivet_match_ep_attr(struct rivet_match *m)
 {
 	const struct fi_ep_attr *he = m->hints->ep_attr;
+	size_t max;
 
 	if (!he)
 		return 0;
 	if (he->mem_tag_format && !m->type->mem_tag_format)
 		return rivet_match_fail(-FI_ENODATA, "mem_tag_format");
-	/* one context each way, or a shared one (rivet_srx.c) */
-	if ((he->tx_ctx_cnt > 1 && he->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
-	    (he->rx_ctx_cnt > 1 && he->rx_ctx_cnt != FI_SHARED_CONTEXT))
+	/* one context each way, a shared one (rivet_srx.c), or on RDM
+	 * the contexts of a scalable endpoint (rivet_rdm_sep.c) */
+	max = m->type->type == FI_EP_RDM ? RIVET_SEP_MAX_CTX : 1;
+	if ((he->tx_ctx_cnt > max && he->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
+	    (he->rx_ctx_cnt > max && he->rx_ctx_cnt != FI_SHARED_CONTEXT))
 		return rivet_match_fail(-FI_ENODATA, "tx/rx_ctx_cnt");
-	if (he->tx_ctx_cnt == FI_SHARED_CONTEXT)
-		m->fi->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
-	if (he->rx_ctx_cnt == FI_SHARED_CONTEXT)
-		m->fi->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	if (he->tx_ctx_cnt > 1)
+		m->fi->ep_attr->tx_ctx_cnt = he->tx_ctx_cnt;
+	if (he->rx_ctx_cnt > 1)
+		m->fi->ep_attr->rx_ctx_cnt = he->rx_ctx_cnt;
 	if (he->mem_tag_format)
 		m->fi->ep_attr->mem_tag_format = he->mem_tag_format;
 	return 0;

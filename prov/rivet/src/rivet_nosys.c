@@ -213,6 +213,34 @@ static ssize_t rivet_no_injectdata(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
+/* A scalable endpoint's transmit context receives nothing. */
+static ssize_t rivet_no_recv(struct fid_ep *ep, void *buf, size_t len,
+			     void *desc, fi_addr_t src, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_recvv(struct fid_ep *ep, const struct iovec *iov,
+			      void **desc, size_t count, fi_addr_t src,
+			      void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t rivet_no_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
+				uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+/* The send slots are the caller's to fill in. */
+const struct fi_ops_msg g_rivet_no_recv_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = rivet_no_recv,
+	.recvv = rivet_no_recvv,
+	.recvmsg = rivet_no_recvmsg,
+};
+
 /* The receive slots are the caller's to fill in. */
 const struct fi_ops_msg g_rivet_no_send_ops = {
 	.size = sizeof(struct fi_ops_msg),

@@ -14,6 +14,8 @@
 static int rivet_rdm_bind_cq(struct rivet_rdm_ep *ep, struct rivet_cq *cq,
 			     uint64_t flags)
 {
+	if (ep->sep)	/* a context has one direction */
+		flags &= ep->sep_rx ? ~(uint64_t)FI_TRANSMIT : ~(uint64_t)FI_RECV;
 	if (!(flags & (FI_TRANSMIT | FI_RECV)) ||
 	    (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
 		return -FI_EBADFLAGS;
@@ -250,8 +252,15 @@ static int rivet_rdm_ep_enable(struct rivet_rdm_ep *ep)
 
 	if (ep->enabled)
 		return 0;
+	if (!ep->av && ep->sep) {	/* a context: its endpoint's AV */
+		ep->av = rivet_sep_av(ep->sep);
+		if (ep->av)
+			atomic_fetch_add(&ep->av->refcnt, 1);
+	}
 	if (!ep->av)
 		return -FI_ENOAV;
+	if (ep->av->attr.rx_ctx_bits)
+		ep->rx_shift = 64 - (unsigned int)ep->av->attr.rx_ctx_bits;
 	ret = rivet_rdm_verbs_construct(ep);
 	if (!ret)
 		ret = rivet_rdm_ep_cqs(ep);
@@ -411,6 +420,8 @@ static int rivet_rdm_ep_close(struct fid *fid)
 	size_t i;
 
 	rivet_rdm_thread_stop(ep);
+	if (ep->sep)	/* no request reaches it any more */
+		rivet_sep_ctx_closed(ep);
 	if (ep->tx_cq)
 		rivet_cq_del_source(ep->tx_cq, &ep->psrc);
 	if (ep->rx_cq)
@@ -459,6 +470,7 @@ static int rivet_rdm_ep_close(struct fid *fid)
 	free(ep->tx_ops);
 	free(ep->conns);
 	free(ep->tx_conns);
+	rivet_conn_slots_free(ep);
 	pthread_mutex_destroy(&ep->lock);
 	fi_freeinfo(ep->info);
 	free(ep);
@@ -584,35 +596,36 @@ static struct fi_ops_cm g_rivet_rdm_cm_ops = {
 };
 
 /* The listener is made at open: the endpoint's name exists at once. */
-static int rivet_rdm_ep_listen(struct rivet_rdm_ep *ep,
-			       const struct fi_info *info)
+int rivet_rdm_listen(struct rivet_domain *dom, const struct fi_info *info,
+		     int tos, struct rdma_event_channel **channel_p,
+		     struct rdma_cm_id **id_p, union rivet_sockaddr *name)
 {
-	const struct rivet_dev *dev = ep->domain->dev;
+	const struct rivet_dev *dev = dom->dev;
 	union rivet_sockaddr src;
 
-	ep->cm_channel = rdma_create_event_channel();
-	if (!ep->cm_channel)
+	*channel_p = rdma_create_event_channel();
+	if (!*channel_p)
 		return rivet_errno_to_fi(errno);
-	fcntl(ep->cm_channel->fd, F_SETFL,
-	      fcntl(ep->cm_channel->fd, F_GETFL) | O_NONBLOCK);
-	if (rdma_create_id(ep->cm_channel, &ep->listen_id, NULL, RDMA_PS_TCP))
+	fcntl((*channel_p)->fd, F_SETFL,
+	      fcntl((*channel_p)->fd, F_GETFL) | O_NONBLOCK);
+	if (rdma_create_id(*channel_p, id_p, NULL, RDMA_PS_TCP))
 		return rivet_errno_to_fi(errno);
-	rivet_id_set_tos(ep->listen_id, ep->tos);
+	rivet_id_set_tos(*id_p, tos);
 	memset(&src, 0, sizeof(src));
 	if (info->src_addr && rivet_addr_len(info->src_addr))
 		memcpy(&src, info->src_addr, rivet_addr_len(info->src_addr));
 	else
 		memcpy(&src, &dev->addrs[0].addr,
 		       rivet_addr_len(&dev->addrs[0].addr.sa));
-	if (rdma_bind_addr(ep->listen_id, &src.sa) ||
-	    rdma_listen(ep->listen_id, RIVET_RDM_BACKLOG)) {
+	if (rdma_bind_addr(*id_p, &src.sa) ||
+	    rdma_listen(*id_p, RIVET_RDM_BACKLOG)) {
 		RIVET_WARN_ERRNO(EP_CTRL, "rdma_bind_addr/listen", errno);
 		return rivet_errno_to_fi(errno);
 	}
-	if (ep->listen_id->verbs != dev->ctx)
+	if ((*id_p)->verbs != dev->ctx)
 		return -FI_EINVAL;
-	memcpy(&ep->name, rdma_get_local_addr(ep->listen_id),
-	       rivet_addr_len(rdma_get_local_addr(ep->listen_id)));
+	memcpy(name, rdma_get_local_addr(*id_p),
+	       rivet_addr_len(rdma_get_local_addr(*id_p)));
 	return 0;
 }
 
@@ -673,12 +686,11 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	ep->ep_fid.collective = &g_rivet_no_collective_ops;
 }
 
-int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
-		      struct fid_ep **ep_p, void *context)
+/* An endpoint without its listener yet. */
+static int rivet_rdm_ep_alloc(struct rivet_domain *dom, struct fi_info *info,
+			      void *context, struct rivet_rdm_ep **ep_p)
 {
-	struct rivet_domain *dom = to_rdomain(domain);
 	struct rivet_rdm_ep *ep = calloc(1, sizeof(*ep));
-	int ret;
 
 	if (!ep)
 		return -FI_ENOMEM;
@@ -707,11 +719,66 @@ int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 	}
 	ep->ep_fid.fid.context = context;
 	atomic_fetch_add(&dom->refcnt, 1);
-	ret = rivet_rdm_ep_listen(ep, info);
+	*ep_p = ep;
+	return 0;
+}
+
+int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
+		      struct fid_ep **ep_p, void *context)
+{
+	struct rivet_rdm_ep *ep;
+	int ret;
+
+	ret = rivet_rdm_ep_alloc(to_rdomain(domain), info, context, &ep);
+	if (ret)
+		return ret;
+	ret = rivet_rdm_listen(ep->domain, info, ep->tos, &ep->cm_channel,
+			       &ep->listen_id, &ep->name);
 	if (ret) {
 		rivet_rdm_ep_close(&ep->ep_fid.fid);
 		return ret;
 	}
+	*ep_p = &ep->ep_fid;
+	return 0;
+}
+
+/* A context listens through its scalable endpoint: its own rdma_cm
+ * channel carries the events of its connections only. */
+int rivet_rdm_ctx_open(struct rivet_domain *dom, struct fi_info *info,
+		       struct rivet_sep *sep, bool rx, uint32_t idx,
+		       const union rivet_sockaddr *name, struct fid_ep **ep_p,
+		       void *context)
+{
+	struct rivet_rdm_ep *ep;
+	int ret;
+
+	ret = rivet_rdm_ep_alloc(dom, info, context, &ep);
+	if (ret)
+		return ret;
+	ep->sep = sep;
+	ep->sep_idx = idx;
+	ep->sep_rx = rx;
+	ep->psrc.progress = rivet_sep_ctx_progress;
+	ep->name = *name;
+	ep->ep_fid.fid.fclass = rx ? FI_CLASS_RX_CTX : FI_CLASS_TX_CTX;
+	if (rx) {
+		ep->ep_fid.msg = &g_rivet_rdm_srx_msg_ops;
+		ep->ep_fid.tagged = &g_rivet_rdm_srx_tagged_ops;
+		ep->ep_fid.rma = &g_rivet_no_rma_ops;
+		ep->ep_fid.atomic = &g_rivet_no_atomic_ops;
+	} else {
+		ep->ep_fid.msg = &g_rivet_rdm_txc_msg_ops;
+		ep->ep_fid.tagged = &g_rivet_rdm_txc_tagged_ops;
+	}
+	ep->cm_channel = rdma_create_event_channel();
+	if (!ep->cm_channel) {
+		ret = rivet_errno_to_fi(errno);
+		ep->sep = NULL;		/* not yet one of its contexts */
+		rivet_rdm_ep_close(&ep->ep_fid.fid);
+		return ret;
+	}
+	fcntl(ep->cm_channel->fd, F_SETFL,
+	      fcntl(ep->cm_channel->fd, F_GETFL) | O_NONBLOCK);
 	*ep_p = &ep->ep_fid;
 	return 0;
 }
@@ -723,12 +790,15 @@ void rivet_rdm_ep_addr_removed(struct rivet_av_listener *l, fi_addr_t addr)
 	struct rivet_rdm_ep *ep = container_of(l, struct rivet_rdm_ep,
 					       av_listener);
 	struct rivet_conn *conn;
+	uint16_t rx_idx;
 	size_t i;
 
 	rivet_rdm_lock(ep);
 	for (i = 0; i < ep->nconns; i++) {
 		conn = ep->conns[i];
-		if (conn->addr != addr || conn->state == RIVET_CONN_CLOSED)
+		/* to any of the peer's receive contexts (fi_rx_addr) */
+		if (rivet_conn_base(ep, conn->addr, &rx_idx) != addr ||
+		    conn->state == RIVET_CONN_CLOSED)
 			continue;
 		if (conn->id)
 			rdma_disconnect(conn->id);

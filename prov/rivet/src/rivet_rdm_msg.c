@@ -471,6 +471,9 @@ struct fi_ops_tagged g_rivet_rdm_tagged_ops = {
 
 struct fi_ops_msg g_rivet_rdm_srx_msg_ops;
 struct fi_ops_tagged g_rivet_rdm_srx_tagged_ops;
+struct fi_ops_msg g_rivet_rdm_txc_msg_ops;
+struct fi_ops_tagged g_rivet_rdm_txc_tagged_ops;
+struct fi_ops_msg g_rivet_rdm_sep_msg_ops;
 
 void rivet_rdm_srx_ops_init(void)
 {
@@ -482,4 +485,17 @@ void rivet_rdm_srx_ops_init(void)
 	g_rivet_rdm_srx_tagged_ops.recv = rivet_rdm_trecv;
 	g_rivet_rdm_srx_tagged_ops.recvv = rivet_rdm_trecvv;
 	g_rivet_rdm_srx_tagged_ops.recvmsg = rivet_rdm_trecvmsg;
+	/* a scalable endpoint's transmit contexts: sends only */
+	g_rivet_rdm_txc_msg_ops = g_rivet_rdm_msg_ops;
+	g_rivet_rdm_txc_msg_ops.recv = g_rivet_no_recv_ops.recv;
+	g_rivet_rdm_txc_msg_ops.recvv = g_rivet_no_recv_ops.recvv;
+	g_rivet_rdm_txc_msg_ops.recvmsg = g_rivet_no_recv_ops.recvmsg;
+	g_rivet_rdm_txc_tagged_ops = g_rivet_rdm_tagged_ops;
+	g_rivet_rdm_txc_tagged_ops.recv = g_rivet_no_tagged_ops.recv;
+	g_rivet_rdm_txc_tagged_ops.recvv = g_rivet_no_tagged_ops.recvv;
+	g_rivet_rdm_txc_tagged_ops.recvmsg = g_rivet_no_tagged_ops.recvmsg;
+	g_rivet_rdm_sep_msg_ops = g_rivet_no_send_ops;
+	g_rivet_rdm_sep_msg_ops.recv = g_rivet_no_recv_ops.recv;
+	g_rivet_rdm_sep_msg_ops.recvv = g_rivet_no_recv_ops.recvv;
+	g_rivet_rdm_sep_msg_ops.recvmsg = g_rivet_no_recv_ops.recvmsg;
 }

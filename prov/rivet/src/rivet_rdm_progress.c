@@ -283,6 +283,8 @@ void rivet_rdm_progress_cm(struct rivet_rdm_ep *ep)
 {
 	struct rdma_cm_event *cm;
 
+	if (ep->sep)	/* a context: requests come to its endpoint */
+		rivet_sep_progress_cm(ep);
 	while (!rdma_get_cm_event(ep->cm_channel, &cm))
 		rivet_conn_handle_cm(ep, cm);
 }

@@ -26,22 +26,27 @@ static void rivet_rdm_thread_ack(struct rivet_rdm_ep *ep)
 static void *rivet_rdm_thread_main(void *arg)
 {
 	struct rivet_rdm_ep *ep = arg;
-	struct pollfd fds[3] = {
+	/* a scalable endpoint's context: its listener too */
+	struct pollfd fds[4] = {
 		{ .fd = ep->stop_fd, .events = POLLIN },
 		{ .fd = ep->comp_channel->fd, .events = POLLIN },
 		{ .fd = ep->cm_channel->fd, .events = POLLIN },
+		{ .fd = ep->sep ? rivet_sep_cm_fd(ep->sep) : -1,
+		  .events = POLLIN },
 	};
 
 	for (;;) {
 		if (ibv_req_notify_cq(ep->ibv_cq, 0))
 			RIVET_WARN(EP_DATA, "ibv_req_notify_cq failed\n");
 		ep->psrc.progress(&ep->psrc);
-		if (poll(fds, 3, RIVET_RDM_THREAD_SLEEP_MS) < 0 &&
+		if (poll(fds, 4, RIVET_RDM_THREAD_SLEEP_MS) < 0 &&
 		    errno != EINTR)
 			break;
 		if (fds[0].revents)
 			break;
-		if (fds[2].revents)
+		/* (another context's thread may have queued a request
+		 * for this one: a context looks at each wake) */
+		if (fds[2].revents || ep->sep)
 			ep->psrc.progress_cm(&ep->psrc);
 		rivet_rdm_thread_ack(ep);
 	}

@@ -214,9 +214,13 @@ Test(av, open_attrs)
 	cr_assert_eq(rivet_av_open(&g_dom.domain_fid, &attr, &av, NULL),
 		     -FI_EBADFLAGS);
 	attr.flags = 0;
+	/* fi_rx_addr: scalable endpoints' receive contexts */
 	attr.rx_ctx_bits = 4;
+	cr_assert_eq(rivet_av_open(&g_dom.domain_fid, &attr, &av, NULL), 0);
+	cr_assert_eq(fi_close(&av->fid), 0);
+	attr.rx_ctx_bits = RIVET_AV_RX_CTX_BITS + 1;
 	cr_assert_eq(rivet_av_open(&g_dom.domain_fid, &attr, &av, NULL),
-		     -FI_ENOSYS);
+		     -FI_EINVAL);
 	attr.rx_ctx_bits = 0;
 	attr.type = 42;
 	cr_assert_eq(rivet_av_open(&g_dom.domain_fid, &attr, &av, NULL),

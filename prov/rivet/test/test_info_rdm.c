@@ -81,8 +81,9 @@ Test(info_rdm, build_rxe_ep_domain_fabric)
 	cr_assert_eq(d->cq_data_size, 4, "an RDMA write's immediate");
 	cr_assert_eq(d->cq_cnt, 16384);
 	cr_assert_eq(d->ep_cnt, 65536);
-	cr_assert_eq(d->max_ep_tx_ctx, 1);
-	cr_assert_eq(d->max_ep_rx_ctx, 1);
+	/* scalable endpoints */
+	cr_assert_eq(d->max_ep_tx_ctx, RIVET_SEP_MAX_CTX);
+	cr_assert_eq(d->max_ep_rx_ctx, RIVET_SEP_MAX_CTX);
 	cr_assert_eq(d->max_ep_srx_ctx, 1);
 	cr_assert_eq(d->max_ep_stx_ctx, 1);
 	cr_assert_eq(d->mr_iov_limit, 1);
@@ -271,6 +272,24 @@ Test(info_rdm, mpi_hints)
 	cr_assert_eq(fi->domain_attr->mr_mode, 0, "FI_MR_LOCAL not needed");
 	cr_assert_eq(fi->domain_attr->cq_data_size, 8);
 	cr_assert_eq(fi->ep_attr->mem_tag_format, 0xAAAAAAAAAAAAAAAAULL);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+/* fi_scalable_ep: contexts each way up to max_ep_tx_ctx/max_ep_rx_ctx,
+ * named with FI_NAMED_RX_CTX */
+Test(info_rdm, scalable_contexts)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->caps = FI_MSG | FI_NAMED_RX_CTX;
+	h->ep_attr->tx_ctx_cnt = 4;
+	h->ep_attr->rx_ctx_cnt = RIVET_SEP_MAX_CTX;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->ep_attr->tx_ctx_cnt, 4);
+	cr_assert_eq(fi->ep_attr->rx_ctx_cnt, RIVET_SEP_MAX_CTX);
+	cr_assert(fi->caps & FI_NAMED_RX_CTX);
+	cr_assert(fi->rx_attr->caps & FI_NAMED_RX_CTX);
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
@@ -699,7 +718,6 @@ Test(info_rdm, shared_av)
 /* ---- hints the RDM refuses: one change to hints_rdm() each ---- */
 MUT(source_err, h->caps = FI_TAGGED | FI_SOURCE | FI_SOURCE_ERR)
 MUT(multicast, h->caps = FI_MSG | FI_MULTICAST)
-MUT(named_rx_ctx, h->caps = FI_TAGGED | FI_NAMED_RX_CTX)
 MUT(variable_msg, h->caps = FI_TAGGED | FI_VARIABLE_MSG)
 MUT(hmem, h->caps = FI_TAGGED | FI_HMEM)
 MUT(trigger, h->caps = FI_TAGGED | FI_TRIGGER)
@@ -725,7 +743,8 @@ MUT(tx_caps_rma_mr_0, h->caps = 0; h->tx_attr->caps = FI_RMA;
     h->domain_attr->mr_mode = 0)
 MUT(tx_iov, h->tx_attr->iov_limit = 5)
 MUT(rx_iov, h->rx_attr->iov_limit = 5)
-MUT(tx_ctx_cnt, h->ep_attr->tx_ctx_cnt = 2)
+MUT(tx_ctx_cnt, h->ep_attr->tx_ctx_cnt = RIVET_SEP_MAX_CTX + 1)
+MUT(rx_ctx_cnt, h->ep_attr->rx_ctx_cnt = RIVET_SEP_MAX_CTX + 1)
 MUT(srx_ctx, h->domain_attr->max_ep_srx_ctx = 2)
 MUT(cq_data_9, h->domain_attr->cq_data_size = 9)
 MUT(max_err_data, h->domain_attr->max_err_data = 1)
@@ -741,14 +760,14 @@ MUT(prov_layered, h->fabric_attr->prov_name = strdup("rivet;ofi_rxm"))
 
 static const struct hint_case g_rdm_nodata[] = {
 	CASE(source_err), CASE(multicast),
-	CASE(named_rx_ctx), CASE(variable_msg), CASE(hmem),
+	CASE(variable_msg), CASE(hmem),
 	CASE(trigger), CASE(rx_caps_beyond), CASE(ep_msg),
 	CASE(ep_dgram), CASE(protocol_msg), CASE(protocol_version),
 	CASE(addr_in6), CASE(ctrl_auto), CASE(tx_size),
 	CASE(rx_size), CASE(inject), CASE(max_msg), CASE(order_war_size),
 	CASE(tx_iov), CASE(rx_iov), CASE(rma_iov_2), CASE(rma_no_prov_key),
 	CASE(rma_no_allocated), CASE(rma_cq_data_8),
-	CASE(tx_caps_rma_mr_0), CASE(tx_ctx_cnt),
+	CASE(tx_caps_rma_mr_0), CASE(tx_ctx_cnt), CASE(rx_ctx_cnt),
 	CASE(srx_ctx), CASE(cq_data_9),
 	CASE(max_err_data), CASE(tx_order_war), CASE(rx_order_rma_war),
 	CASE(tx_comp_strict), CASE(rx_comp_data),
