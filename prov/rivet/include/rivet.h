@@ -41,6 +41,7 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
@@ -338,7 +339,65 @@ struct rivet_domain {
 	 * when nothing is cached; ibv_reg_mr calls made for them */
 	struct rivet_mr_cache *mr_cache;
 	_Atomic uint64_t mr_regs;
+	/* triggered operations waiting for their counters, in threshold
+	 * order (rivet_cntr_trig.c); trig_run: one thread starts them */
+	pthread_mutex_t trig_lock, trig_run;
+	struct rivet_trig *trig;	/* trig_lock */
+	atomic_size_t ntrig;
 };
+
+/* ---- triggered operations (rivet_cntr_trig.c) ---- */
+#define RIVET_TRIG_IOV_MAX 4
+enum rivet_trig_kind {
+	RIVET_TRIG_SEND,
+	RIVET_TRIG_RECV,
+	RIVET_TRIG_TSEND,
+	RIVET_TRIG_TRECV,
+	RIVET_TRIG_READ,
+	RIVET_TRIG_WRITE,
+	RIVET_TRIG_ATOMIC,
+	RIVET_TRIG_FETCH,
+	RIVET_TRIG_COMPARE,
+};
+/* A triggered operation that failed when it started: the endpoint
+ * reports it (an error completion with context). */
+typedef void (*rivet_trig_fail_fn)(struct fid_ep *ep, void *context,
+				   int err);
+struct rivet_trig;
+void rivet_trig_construct(struct rivet_domain *dom);
+void rivet_trig_destruct(struct rivet_domain *dom);
+/* A data call with FI_TRIGGER (its context a struct fi_triggered_context
+ * with FI_TRIGGER_THRESHOLD): kept until the counter reaches the
+ * threshold, then made again on ep without the flag.  -FI_EINVAL for a
+ * bad trigger or more than RIVET_TRIG_IOV_MAX elements. */
+ssize_t rivet_trig_msg(struct rivet_domain *dom, struct fid_ep *ep,
+		       enum rivet_trig_kind kind, const struct fi_msg *msg,
+		       uint64_t flags, rivet_trig_fail_fn fail);
+ssize_t rivet_trig_tagged(struct rivet_domain *dom, struct fid_ep *ep,
+			  enum rivet_trig_kind kind,
+			  const struct fi_msg_tagged *msg, uint64_t flags,
+			  rivet_trig_fail_fn fail);
+ssize_t rivet_trig_rma(struct rivet_domain *dom, struct fid_ep *ep,
+		       enum rivet_trig_kind kind, const struct fi_msg_rma *msg,
+		       uint64_t flags, rivet_trig_fail_fn fail);
+ssize_t rivet_trig_atomic(struct rivet_domain *dom, struct fid_ep *ep,
+			  enum rivet_trig_kind kind,
+			  const struct fi_msg_atomic *msg,
+			  const struct fi_ioc *comparev, void **compare_desc,
+			  size_t compare_count, const struct fi_ioc *resultv,
+			  void **result_desc, size_t result_count,
+			  uint64_t flags, rivet_trig_fail_fn fail);
+/* Starts the operations whose counters reached their thresholds; call
+ * it holding no lock of rivet's. */
+void rivet_trig_run(struct rivet_domain *dom);
+/* An endpoint closes: its operations still waiting go. */
+void rivet_trig_drop_ep(struct rivet_domain *dom, const struct fid_ep *ep);
+
+static inline void rivet_trig_poll(struct rivet_domain *dom)
+{
+	if (atomic_load_explicit(&dom->ntrig, memory_order_relaxed))
+		rivet_trig_run(dom);
+}
 
 static inline uint64_t rivet_now_ns(void)
 {

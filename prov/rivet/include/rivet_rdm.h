@@ -328,6 +328,7 @@ struct rivet_rdm_ep {
 	 * (uthash by the whole fi_addr_t), the others in tx_conns. */
 	unsigned int rx_shift;
 	struct rivet_conn_slot *ctx_conns;
+	atomic_int naliases;		/* fi_ep_alias: close is EBUSY */
 };
 
 /* The endpoint's lock, taken only where two threads may meet in it: not
@@ -672,5 +673,24 @@ int rivet_rdm_ctx_open(struct rivet_domain *dom, struct fi_info *info,
 		       struct rivet_sep *sep, bool rx, uint32_t idx,
 		       const union rivet_sockaddr *name, struct fid_ep **ep_p,
 		       void *context);
+
+/* rivet_rdm_alias.c: fi_ep_alias (FI_ALIAS); FI_SETOPSFLAG's check */
+int rivet_rdm_alias_open(struct rivet_rdm_ep *ep, struct fi_alias *alias);
+int rivet_rdm_alias_flags(const struct rivet_rdm_ep *ep, uint64_t flags,
+			  uint64_t *tx_flags, uint64_t *rx_flags);
+/* A triggered operation that failed to start: an error completion. */
+void rivet_rdm_trig_fail_tx(struct fid_ep *fid, void *context, int err);
+void rivet_rdm_trig_fail_rx(struct fid_ep *fid, void *context, int err);
+/* FI_TRIGGER on a call: the endpoint's domain, or NULL when the
+ * endpoint lacks the capability (a shared receive context has none). */
+static inline struct rivet_domain *rivet_rdm_trig_dom(struct fid_ep *fid)
+{
+	struct rivet_rdm_ep *ep;
+
+	if (fid->fid.fclass == FI_CLASS_SRX_CTX)
+		return NULL;
+	ep = to_rrdm(fid);
+	return (ep->caps & FI_TRIGGER) ? ep->domain : NULL;
+}
 
 #endif /* RIVET_RDM_H */

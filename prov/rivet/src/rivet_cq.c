@@ -432,6 +432,7 @@ ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 	ssize_t ret;
 
 	rivet_progress_set_run(&cq->srcs);
+	rivet_trig_poll(cq->domain);	/* counters it moved */
 	rivet_lock_acquire(&cq->lock);
 	/* the test of rivet_cq_poll_locked, without the call: RDM CQs */
 	ret = cq->hidden || atomic_load_explicit(&cq->msg_eps,

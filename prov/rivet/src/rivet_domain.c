@@ -29,6 +29,7 @@ static int rivet_domain_close(struct fid *fid)
 	rivet_u32_map_destruct(dom->mr_keys);
 	free(dom->mr_keys);
 	pthread_mutex_destroy(&dom->mr_lock);
+	rivet_trig_destruct(dom);
 	fi_freeinfo(dom->info);
 	free(dom);
 	return 0;
@@ -157,6 +158,7 @@ static int rivet_domain_construct(struct rivet_domain *dom,
 		fi_freeinfo(dom->info);
 		return -FI_ENOMEM;
 	}
+	rivet_trig_construct(dom);
 	dom->fabric = fab;
 	dom->threading = info->domain_attr->threading;
 	dom->native_atomics = g_rivet_params.native_atomics &&

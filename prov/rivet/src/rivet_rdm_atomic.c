@@ -364,7 +364,21 @@ static ssize_t rivet_atomic_msg(struct fid_ep *fid,
 				enum rivet_atomic_kind kind)
 {
 	struct rivet_atomic_req req;
+	struct rivet_domain *tdom;
 
+	if (flags & FI_TRIGGER) {	/* fi_trigger(3): rivet_cntr_trig.c */
+		tdom = rivet_rdm_trig_dom(fid);
+		return tdom ? rivet_trig_atomic(tdom, fid, kind ==
+						RIVET_ATOMIC_WRITE ?
+						RIVET_TRIG_ATOMIC : comparev ?
+						RIVET_TRIG_COMPARE :
+						RIVET_TRIG_FETCH, msg,
+						comparev, NULL, compare_count,
+						resultv, NULL, result_count,
+						flags,
+						rivet_rdm_trig_fail_tx) :
+			      -FI_EINVAL;
+	}
 	if (!msg)
 		return -FI_EINVAL;
 	req = (struct rivet_atomic_req) {
@@ -399,7 +413,15 @@ static ssize_t rivet_atomic_shim(struct fid_ep *fid, const struct fi_ioc *iov,
 		.rma_count = 1, .datatype = dt, .op = op, .kind = kind,
 		.context = context, .flags = flags,
 	};
+	struct fi_msg_atomic msg = {
+		.msg_iov = iov, .iov_count = count, .addr = dest,
+		.rma_iov = &rma, .rma_iov_count = 1, .datatype = dt,
+		.op = op, .context = context,
+	};
 
+	if (flags & FI_TRIGGER)	/* FI_SETOPSFLAG gave it */
+		return rivet_atomic_msg(fid, &msg, comparev, compare_count,
+					resultv, result_count, flags, kind);
 	return rivet_atomic_start(to_rrdm(fid), &req);
 }
 

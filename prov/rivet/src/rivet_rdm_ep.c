@@ -294,6 +294,8 @@ static int rivet_rdm_ep_control(struct fid *fid, int command, void *arg)
 	int ret;
 
 	switch (command) {
+	case FI_ALIAS:
+		return rivet_rdm_alias_open(ep, arg);
 	case FI_ENABLE:
 		rivet_rdm_lock(ep);
 		ret = rivet_rdm_ep_enable(ep);
@@ -307,6 +309,8 @@ static int rivet_rdm_ep_control(struct fid *fid, int command, void *arg)
 		return 0;
 	case FI_SETOPSFLAG:
 		if (!flags)
+			return -FI_EINVAL;
+		if ((*flags & FI_TRIGGER) && !(ep->caps & FI_TRIGGER))
 			return -FI_EINVAL;
 		if (*flags & FI_RECV)
 			ep->rx_op_flags = *flags & ~FI_RECV;
@@ -419,7 +423,11 @@ static int rivet_rdm_ep_close(struct fid *fid)
 					       ep_fid.fid);
 	size_t i;
 
+	if (atomic_load(&ep->naliases))
+		return -FI_EBUSY;	/* fi_endpoint(3): aliases first */
 	rivet_rdm_thread_stop(ep);
+	/* its triggered operations still waiting go */
+	rivet_trig_drop_ep(ep->domain, &ep->ep_fid);
 	if (ep->sep)	/* no request reaches it any more */
 		rivet_sep_ctx_closed(ep);
 	if (ep->tx_cq)

@@ -674,7 +674,15 @@ static ssize_t rivet_rma_msg(struct fid_ep *fid, const struct fi_msg_rma *msg,
 			     uint64_t flags, bool read)
 {
 	struct rivet_rma_req req;
+	struct rivet_domain *tdom;
 
+	if (flags & FI_TRIGGER) {	/* fi_trigger(3): rivet_cntr_trig.c */
+		tdom = rivet_rdm_trig_dom(fid);
+		return tdom ? rivet_trig_rma(tdom, fid, read ? RIVET_TRIG_READ :
+					     RIVET_TRIG_WRITE, msg, flags,
+					     rivet_rdm_trig_fail_tx) :
+			      -FI_EINVAL;
+	}
 	/* one RDMA work request names one remote range */
 	if (!msg || msg->rma_iov_count != 1)
 		return -FI_EINVAL;
@@ -711,7 +719,14 @@ static ssize_t rivet_rma_shim(struct fid_ep *fid, const struct iovec *iov,
 		.rma = &rma, .context = context, .data = data,
 		.flags = flags, .read = read,
 	};
+	struct fi_msg_rma msg = {
+		.msg_iov = iov, .desc = desc, .iov_count = count,
+		.addr = addr, .rma_iov = &rma, .rma_iov_count = 1,
+		.context = context, .data = data,
+	};
 
+	if (flags & FI_TRIGGER)	/* FI_SETOPSFLAG gave it */
+		return rivet_rma_msg(fid, &msg, flags, read);
 	return rivet_rma_start(to_rrdm(fid), &req);
 }
 

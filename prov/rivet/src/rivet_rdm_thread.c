@@ -39,6 +39,7 @@ static void *rivet_rdm_thread_main(void *arg)
 		if (ibv_req_notify_cq(ep->ibv_cq, 0))
 			RIVET_WARN(EP_DATA, "ibv_req_notify_cq failed\n");
 		ep->psrc.progress(&ep->psrc);
+		rivet_trig_poll(ep->domain);	/* counters it moved */
 		if (poll(fds, 4, RIVET_RDM_THREAD_SLEEP_MS) < 0 &&
 		    errno != EINTR)
 			break;

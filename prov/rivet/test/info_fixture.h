@@ -40,9 +40,9 @@
 #define RDM_CAPS (RDM_TX_CAPS | RDM_RX_CAPS | COMM_CAPS)
 /* what the RDM info offers before matching: also FI_RMA_EVENT and
  * FI_FENCE, given only to hints that ask for them (and to none at all) */
-#define RDM_BUILT_TX_CAPS (RDM_TX_CAPS | FI_FENCE)
+#define RDM_BUILT_TX_CAPS (RDM_TX_CAPS | FI_FENCE | FI_TRIGGER)
 #define RDM_BUILT_RX_CAPS (RDM_RX_CAPS | FI_RMA_EVENT)
-#define RDM_BUILT_CAPS (RDM_CAPS | FI_RMA_EVENT | FI_FENCE)
+#define RDM_BUILT_CAPS (RDM_CAPS | FI_RMA_EVENT | FI_FENCE | FI_TRIGGER)
 /* the RDM without RMA: what caps 0 gives when RMA does not fit the hints */
 #define RDM_MSG_CAPS (RDM_MSG_TX_CAPS | RDM_MSG_RX_CAPS | COMM_CAPS)
 #define RDM_ORDER (FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAW)

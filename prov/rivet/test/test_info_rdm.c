@@ -294,6 +294,23 @@ Test(info_rdm, scalable_contexts)
 	fi_freeinfo(h);
 }
 
+/* fi_trigger(3): triggered operations, only when asked for */
+Test(info_rdm, trigger_when_asked)
+{
+	struct fi_info *h = hints_rdm(), *fi;
+
+	h->caps = FI_TAGGED | FI_TRIGGER;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert(fi->caps & FI_TRIGGER);
+	cr_assert(fi->tx_attr->caps & FI_TRIGGER);
+	fi_freeinfo(fi);
+	h->caps = FI_TAGGED;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_not(fi->caps & FI_TRIGGER);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
 /* fi_shared_ctx: shared contexts each way are asked for and offered */
 Test(info_rdm, shared_contexts)
 {
@@ -720,7 +737,6 @@ MUT(source_err, h->caps = FI_TAGGED | FI_SOURCE | FI_SOURCE_ERR)
 MUT(multicast, h->caps = FI_MSG | FI_MULTICAST)
 MUT(variable_msg, h->caps = FI_TAGGED | FI_VARIABLE_MSG)
 MUT(hmem, h->caps = FI_TAGGED | FI_HMEM)
-MUT(trigger, h->caps = FI_TAGGED | FI_TRIGGER)
 MUT(rx_caps_beyond, h->caps = FI_MSG; h->rx_attr->caps = FI_TAGGED)
 MUT(ep_msg, h->ep_attr->type = FI_EP_MSG)
 MUT(ep_dgram, h->ep_attr->type = FI_EP_DGRAM)
@@ -761,7 +777,7 @@ MUT(prov_layered, h->fabric_attr->prov_name = strdup("rivet;ofi_rxm"))
 static const struct hint_case g_rdm_nodata[] = {
 	CASE(source_err), CASE(multicast),
 	CASE(variable_msg), CASE(hmem),
-	CASE(trigger), CASE(rx_caps_beyond), CASE(ep_msg),
+	CASE(rx_caps_beyond), CASE(ep_msg),
 	CASE(ep_dgram), CASE(protocol_msg), CASE(protocol_version),
 	CASE(addr_in6), CASE(ctrl_auto), CASE(tx_size),
 	CASE(rx_size), CASE(inject), CASE(max_msg), CASE(order_war_size),
