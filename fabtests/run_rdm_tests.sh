@@ -20,6 +20,7 @@ cache; for rivet also ibv_reg_mr calls per 1000 rendezvous sends),
 fi_rivet_rdm_shared_av (a named AV between two processes; rivet only),
 fi_rivet_shared_ctx (shared receive and transmit contexts; rivet only),
 fi_rivet_sep (scalable endpoints; rivet only),
+fi_rivet_trigger (triggered operations, fi_ep_alias; rivet only),
 fi_rivet_rdm_rawpeer (a raw verbs peer speaking rivet's protocol badly;
 rivet only),
 fi_rivet_rdm_mesh (NPROCS processes), fi_rivet_rdm_kill (a victim that dies
@@ -50,7 +51,7 @@ checks.
              address; the servers here, on ADDR
   -x STEP    skip a step: rdm rdm_auto rdm_rma tclass atomic native offset
              multi harden pollset mrcache rawpeer shared_av shared_ctx sep
-             mesh kill mpi osc pingpong pingpong_msg
+             trigger mesh kill mpi osc pingpong pingpong_msg
              (repeatable)
 
 The environment goes to every program; FI_* variables also to the MPI
@@ -339,6 +340,11 @@ step_sep() {
 	[ "$prov" = rivet ] && step_single fi_rivet_sep
 }
 
+# triggered operations and aliases (rivet only: fi_rdm_rma_trigger upstream)
+step_trigger() {
+	[ "$prov" = rivet ] && step_single fi_rivet_trigger
+}
+
 step_mesh() {
 	local dir=$logdir/mesh p i pids=() bad=""
 	p=$(prog fi_rivet_rdm_mesh)
@@ -556,8 +562,8 @@ fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
 for s in rdm rdm_auto rdm_rma tclass atomic native offset multi harden \
-	pollset mrcache rawpeer shared_av shared_ctx sep mesh kill mpi osc \
-	pingpong \
+	pollset mrcache rawpeer shared_av shared_ctx sep trigger mesh kill mpi \
+	osc pingpong \
 	pingpong_msg; do
 	skipped "$s" || "step_$s"
 done
