@@ -667,7 +667,10 @@ void rivet_sep_ctx_closed(struct rivet_rdm_ep *ep);
 int rivet_rdm_listen(struct rivet_domain *dom, const struct fi_info *info,
 		     int tos, struct rdma_event_channel **channel_p,
 		     struct rdma_cm_id **id_p, union rivet_sockaddr *name);
-/* rivet_rdm_ep.c: context idx (rx: a receive context) of sep, named
+/* rivet_rdm_ep.c: an endpoint without its listener yet */
+int rivet_rdm_ep_alloc(struct rivet_domain *dom, struct fi_info *info,
+		       void *context, struct rivet_rdm_ep **ep_p);
+/* rivet_rdm_sep.c: context idx (rx: a receive context) of sep, named
  * name, on info (the scalable endpoint's, attributes applied). */
 int rivet_rdm_ctx_open(struct rivet_domain *dom, struct fi_info *info,
 		       struct rivet_sep *sep, bool rx, uint32_t idx,
@@ -681,6 +684,14 @@ int rivet_rdm_alias_flags(const struct rivet_rdm_ep *ep, uint64_t flags,
 /* A triggered operation that failed to start: an error completion. */
 void rivet_rdm_trig_fail_tx(struct fid_ep *fid, void *context, int err);
 void rivet_rdm_trig_fail_rx(struct fid_ep *fid, void *context, int err);
+/* FI_TRIGGER on an RMA or atomic *msg call (write: not fetching) */
+ssize_t rivet_rdm_trig_rma(struct fid_ep *fid, const struct fi_msg_rma *msg,
+			   uint64_t flags, bool read);
+ssize_t rivet_rdm_trig_atomic(struct fid_ep *fid,
+			      const struct fi_msg_atomic *msg,
+			      const struct fi_ioc *comparev,
+			      size_t compare_count, struct fi_ioc *resultv,
+			      size_t result_count, uint64_t flags, bool write);
 /* FI_TRIGGER on a call: the endpoint's domain, or NULL when the
  * endpoint lacks the capability (a shared receive context has none). */
 static inline struct rivet_domain *rivet_rdm_trig_dom(struct fid_ep *fid)

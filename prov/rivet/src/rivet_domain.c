@@ -42,13 +42,6 @@ static int rivet_domain_av_open(struct fid_domain *domain,
 	return rivet_av_open(domain, attr, av, context);
 }
 
-static int rivet_domain_scalable_ep(struct fid_domain *domain,
-				    struct fi_info *info, struct fid_ep **sep,
-				    void *context)
-{
-	return rivet_ep_scalable_open(domain, info, sep, context);
-}
-
 /* RDM endpoints (rivet_rdm_atomic.c) offer every triple
  * rivet_atomic_supported accepts, as many elements as one message carries
  * (FI_RIVET_NATIVE_ATOMICS: the HCA's only); MSG endpoints
@@ -103,7 +96,7 @@ static struct fi_ops_domain g_rivet_domain_ops = {
 	.av_open = rivet_domain_av_open,
 	.cq_open = rivet_cq_open,
 	.endpoint = rivet_ep_open,
-	.scalable_ep = rivet_domain_scalable_ep,
+	.scalable_ep = rivet_ep_scalable_open,
 	.cntr_open = rivet_cntr_open,
 	.poll_open = rivet_pollset_open,
 	.stx_ctx = rivet_stx_open,

@@ -5,8 +5,7 @@
  * on an alias becomes the endpoint's *msg call with the alias's flags, so
  * the endpoint's own calls pay nothing for aliases.  An alias with
  * FI_TRIGGER in its transmit flags makes triggered operations
- * (rivet_cntr_trig.c, fi_trigger(3)); the failure reports of those live
- * here too.
+ * (rivet_rdm_trig.c, fi_trigger(3)).
  */
 #include <stdlib.h>
 
@@ -26,33 +25,6 @@ static struct rivet_rdm_alias *to_alias(struct fid_ep *fid)
 static struct fid_ep *rivet_alias_ep(struct fid_ep *fid)
 {
 	return &to_alias(fid)->ep->ep_fid;
-}
-
-/* ---- triggered operations that fail when they start ---- */
-
-static void rivet_rdm_trig_fail(struct fid_ep *fid, void *context, int err,
-				bool tx)
-{
-	struct rivet_rdm_ep *ep = to_rrdm(fid);
-	struct rivet_cq_entry e = {
-		.op_context = context, .err = err,
-		.flags = tx ? FI_SEND : FI_RECV,
-	};
-
-	rivet_rdm_lock(ep);
-	if (ep->enabled)
-		rivet_rdm_complete(ep, tx, &e, true);
-	rivet_rdm_unlock(ep);
-}
-
-void rivet_rdm_trig_fail_tx(struct fid_ep *fid, void *context, int err)
-{
-	rivet_rdm_trig_fail(fid, context, err, true);
-}
-
-void rivet_rdm_trig_fail_rx(struct fid_ep *fid, void *context, int err)
-{
-	rivet_rdm_trig_fail(fid, context, err, false);
 }
 
 /* ---- fi_ops_msg ---- */

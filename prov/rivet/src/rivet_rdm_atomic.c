@@ -364,21 +364,11 @@ static ssize_t rivet_atomic_msg(struct fid_ep *fid,
 				enum rivet_atomic_kind kind)
 {
 	struct rivet_atomic_req req;
-	struct rivet_domain *tdom;
 
-	if (flags & FI_TRIGGER) {	/* fi_trigger(3): rivet_cntr_trig.c */
-		tdom = rivet_rdm_trig_dom(fid);
-		return tdom ? rivet_trig_atomic(tdom, fid, kind ==
-						RIVET_ATOMIC_WRITE ?
-						RIVET_TRIG_ATOMIC : comparev ?
-						RIVET_TRIG_COMPARE :
-						RIVET_TRIG_FETCH, msg,
-						comparev, NULL, compare_count,
-						resultv, NULL, result_count,
-						flags,
-						rivet_rdm_trig_fail_tx) :
-			      -FI_EINVAL;
-	}
+	if (flags & FI_TRIGGER)		/* fi_trigger(3) */
+		return rivet_rdm_trig_atomic(fid, msg, comparev, compare_count,
+					     resultv, result_count, flags,
+					     kind == RIVET_ATOMIC_WRITE);
 	if (!msg)
 		return -FI_EINVAL;
 	req = (struct rivet_atomic_req) {

@@ -674,15 +674,9 @@ static ssize_t rivet_rma_msg(struct fid_ep *fid, const struct fi_msg_rma *msg,
 			     uint64_t flags, bool read)
 {
 	struct rivet_rma_req req;
-	struct rivet_domain *tdom;
 
-	if (flags & FI_TRIGGER) {	/* fi_trigger(3): rivet_cntr_trig.c */
-		tdom = rivet_rdm_trig_dom(fid);
-		return tdom ? rivet_trig_rma(tdom, fid, read ? RIVET_TRIG_READ :
-					     RIVET_TRIG_WRITE, msg, flags,
-					     rivet_rdm_trig_fail_tx) :
-			      -FI_EINVAL;
-	}
+	if (flags & FI_TRIGGER)		/* fi_trigger(3) */
+		return rivet_rdm_trig_rma(fid, msg, flags, read);
 	/* one RDMA work request names one remote range */
 	if (!msg || msg->rma_iov_count != 1)
 		return -FI_EINVAL;
@@ -714,20 +708,13 @@ static ssize_t rivet_rma_shim(struct fid_ep *fid, const struct iovec *iov,
 			      uint64_t data, uint64_t flags, bool read)
 {
 	struct fi_rma_iov rma = { .addr = raddr, .key = key };
-	struct rivet_rma_req req = {
-		.iov = iov, .desc = desc, .count = count, .addr = addr,
-		.rma = &rma, .context = context, .data = data,
-		.flags = flags, .read = read,
-	};
 	struct fi_msg_rma msg = {
 		.msg_iov = iov, .desc = desc, .iov_count = count,
 		.addr = addr, .rma_iov = &rma, .rma_iov_count = 1,
 		.context = context, .data = data,
 	};
 
-	if (flags & FI_TRIGGER)	/* FI_SETOPSFLAG gave it */
-		return rivet_rma_msg(fid, &msg, flags, read);
-	return rivet_rma_start(to_rrdm(fid), &req);
+	return rivet_rma_msg(fid, &msg, flags, read);
 }
 
 static ssize_t rivet_rdm_readv(struct fid_ep *fid, const struct iovec *iov,

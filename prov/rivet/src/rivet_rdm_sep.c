@@ -14,6 +14,7 @@
  * atomics then travel between a transmit context and a receive context on
  * their own RC connection, with the RDM protocol unchanged.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 
 #include <utlist.h>
@@ -223,6 +224,47 @@ void rivet_sep_ctx_closed(struct rivet_rdm_ep *ep)
 }
 
 /* ---- contexts ---- */
+
+/* A context listens through its scalable endpoint: its own rdma_cm
+ * channel carries the events of its connections only. */
+int rivet_rdm_ctx_open(struct rivet_domain *dom, struct fi_info *info,
+		       struct rivet_sep *sep, bool rx, uint32_t idx,
+		       const union rivet_sockaddr *name, struct fid_ep **ep_p,
+		       void *context)
+{
+	struct rivet_rdm_ep *ep;
+	int ret;
+
+	ret = rivet_rdm_ep_alloc(dom, info, context, &ep);
+	if (ret)
+		return ret;
+	ep->sep = sep;
+	ep->sep_idx = idx;
+	ep->sep_rx = rx;
+	ep->psrc.progress = rivet_sep_ctx_progress;
+	ep->name = *name;
+	ep->ep_fid.fid.fclass = rx ? FI_CLASS_RX_CTX : FI_CLASS_TX_CTX;
+	if (rx) {
+		ep->ep_fid.msg = &g_rivet_rdm_srx_msg_ops;
+		ep->ep_fid.tagged = &g_rivet_rdm_srx_tagged_ops;
+		ep->ep_fid.rma = &g_rivet_no_rma_ops;
+		ep->ep_fid.atomic = &g_rivet_no_atomic_ops;
+	} else {
+		ep->ep_fid.msg = &g_rivet_rdm_txc_msg_ops;
+		ep->ep_fid.tagged = &g_rivet_rdm_txc_tagged_ops;
+	}
+	ep->cm_channel = rdma_create_event_channel();
+	if (!ep->cm_channel) {
+		ret = rivet_errno_to_fi(errno);
+		ep->sep = NULL;		/* not yet one of its contexts */
+		fi_close(&ep->ep_fid.fid);
+		return ret;
+	}
+	fcntl(ep->cm_channel->fd, F_SETFL,
+	      fcntl(ep->cm_channel->fd, F_GETFL) | O_NONBLOCK);
+	*ep_p = &ep->ep_fid;
+	return 0;
+}
 
 /* The scalable endpoint's info with the context's attributes: one
  * context each way, the caller's attributes within the endpoint's. */
