@@ -211,6 +211,10 @@ void rivet_addr_set_port(struct sockaddr *sa, uint16_t port);
 int rivet_addr_str(const struct sockaddr *sa, char *buf, size_t *len);
 int rivet_addr_parse(const char *str, union rivet_sockaddr *out_p);
 bool rivet_addr_same_ip(const struct sockaddr *a, const struct sockaddr *b);
+/* fi_getname/fi_getpeer: sa (NULL: none yet, -FI_EADDRNOTAVAIL) into
+ * addr; -FI_ETOOSMALL with *addrlen the size needed. */
+int rivet_addr_copy_name(const struct sockaddr *sa, void *addr,
+			 size_t *addrlen);
 bool rivet_addr_in_subnet(const struct sockaddr *a, const struct sockaddr *net,
 			  unsigned int prefix_len);
 void rivet_addr_subnet_name(const struct sockaddr *sa, unsigned int prefix_len,

@@ -329,3 +329,22 @@ void rivet_addr_subnet_name(const struct sockaddr *sa, unsigned int prefix_len,
 		return;
 	snprintf(buf, len, "%s/%u", ip, prefix_len);
 }
+
+/* fi_getname/fi_getpeer: sa (NULL: none yet) into the caller's buffer. */
+int rivet_addr_copy_name(const struct sockaddr *sa, void *addr,
+			 size_t *addrlen)
+{
+	size_t len = sa ? rivet_addr_len(sa) : 0;
+
+	if (!addrlen)
+		return -FI_EINVAL;
+	if (!len)
+		return -FI_EADDRNOTAVAIL;
+	if (!addr || *addrlen < len) {
+		*addrlen = len;
+		return -FI_ETOOSMALL;
+	}
+	memcpy(addr, sa, len);
+	*addrlen = len;
+	return 0;
+}

@@ -151,32 +151,14 @@ static int rivet_ep_shutdown(struct fid_ep *fid, uint64_t flags)
 	return 0;
 }
 
-static int rivet_cm_copy_name(const struct sockaddr *sa, void *addr,
-			      size_t *addrlen)
-{
-	size_t len = sa ? rivet_addr_len(sa) : 0;
-
-	if (!addrlen)
-		return -FI_EINVAL;
-	if (!len)
-		return -FI_EADDRNOTAVAIL;
-	if (!addr || *addrlen < len) {
-		*addrlen = len;
-		return -FI_ETOOSMALL;
-	}
-	memcpy(addr, sa, len);
-	*addrlen = len;
-	return 0;
-}
-
 static int rivet_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct rivet_ep *ep = container_of(fid, struct rivet_ep, ep_fid.fid);
 
 	if (ep->id)
-		return rivet_cm_copy_name(rdma_get_local_addr(ep->id), addr,
+		return rivet_addr_copy_name(rdma_get_local_addr(ep->id), addr,
 					  addrlen);
-	return rivet_cm_copy_name(ep->src.sa.sa_family ? &ep->src.sa : NULL,
+	return rivet_addr_copy_name(ep->src.sa.sa_family ? &ep->src.sa : NULL,
 				  addr, addrlen);
 }
 
@@ -199,9 +181,9 @@ static int rivet_ep_getpeer(struct fid_ep *fid, void *addr, size_t *addrlen)
 	struct rivet_ep *ep = to_rep(fid);
 
 	if (ep->id && ep->state >= RIVET_EP_CONNECTING)
-		return rivet_cm_copy_name(rdma_get_peer_addr(ep->id), addr,
+		return rivet_addr_copy_name(rdma_get_peer_addr(ep->id), addr,
 					  addrlen);
-	return rivet_cm_copy_name(ep->dst.sa.sa_family ? &ep->dst.sa : NULL,
+	return rivet_addr_copy_name(ep->dst.sa.sa_family ? &ep->dst.sa : NULL,
 				  addr, addrlen);
 }
 

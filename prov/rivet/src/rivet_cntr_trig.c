@@ -272,22 +272,43 @@ static void rivet_trig_copy_iov(struct rivet_trig *t, const struct iovec *iov,
 		memcpy(t->desc, desc, count * sizeof(*desc));
 }
 
-ssize_t rivet_trig_msg(struct rivet_domain *dom, struct fid_ep *ep,
-		       enum rivet_trig_kind kind, const struct fi_msg *msg,
-		       uint64_t flags, rivet_trig_fail_fn fail)
+/* A message call: its iovs, address, tag, context and data. */
+static ssize_t rivet_trig_msg_common(struct rivet_domain *dom,
+				     struct fid_ep *ep,
+				     enum rivet_trig_kind kind,
+				     const struct fi_msg_tagged *m,
+				     uint64_t flags, rivet_trig_fail_fn fail)
 {
 	struct rivet_trig *t;
 
-	if (!msg || !rivet_trig_fits(msg->iov_count, msg->msg_iov))
+	if (!rivet_trig_fits(m->iov_count, m->msg_iov))
 		return -FI_EINVAL;
 	t = rivet_trig_alloc(ep, kind, flags, fail);
 	if (!t)
 		return -FI_ENOMEM;
-	rivet_trig_copy_iov(t, msg->msg_iov, msg->desc, msg->iov_count);
-	t->addr = msg->addr;
-	t->context = msg->context;
-	t->data = msg->data;
+	rivet_trig_copy_iov(t, m->msg_iov, m->desc, m->iov_count);
+	t->addr = m->addr;
+	t->tag = m->tag;
+	t->ignore = m->ignore;
+	t->context = m->context;
+	t->data = m->data;
 	return rivet_trig_queue(dom, t);
+}
+
+ssize_t rivet_trig_msg(struct rivet_domain *dom, struct fid_ep *ep,
+		       enum rivet_trig_kind kind, const struct fi_msg *msg,
+		       uint64_t flags, rivet_trig_fail_fn fail)
+{
+	struct fi_msg_tagged m;
+
+	if (!msg)
+		return -FI_EINVAL;
+	m = (struct fi_msg_tagged) {
+		.msg_iov = msg->msg_iov, .desc = msg->desc,
+		.iov_count = msg->iov_count, .addr = msg->addr,
+		.context = msg->context, .data = msg->data,
+	};
+	return rivet_trig_msg_common(dom, ep, kind, &m, flags, fail);
 }
 
 ssize_t rivet_trig_tagged(struct rivet_domain *dom, struct fid_ep *ep,
@@ -295,20 +316,9 @@ ssize_t rivet_trig_tagged(struct rivet_domain *dom, struct fid_ep *ep,
 			  const struct fi_msg_tagged *msg, uint64_t flags,
 			  rivet_trig_fail_fn fail)
 {
-	struct rivet_trig *t;
-
-	if (!msg || !rivet_trig_fits(msg->iov_count, msg->msg_iov))
+	if (!msg)
 		return -FI_EINVAL;
-	t = rivet_trig_alloc(ep, kind, flags, fail);
-	if (!t)
-		return -FI_ENOMEM;
-	rivet_trig_copy_iov(t, msg->msg_iov, msg->desc, msg->iov_count);
-	t->addr = msg->addr;
-	t->tag = msg->tag;
-	t->ignore = msg->ignore;
-	t->context = msg->context;
-	t->data = msg->data;
-	return rivet_trig_queue(dom, t);
+	return rivet_trig_msg_common(dom, ep, kind, msg, flags, fail);
 }
 
 ssize_t rivet_trig_rma(struct rivet_domain *dom, struct fid_ep *ep,

@@ -105,19 +105,8 @@ static int rivet_pep_getname(fid_t fid, void *addr, size_t *addrlen)
 					     pep_fid.fid);
 	const struct sockaddr *sa = pep->id ? rdma_get_local_addr(pep->id) :
 				    &pep->src.sa;
-	size_t len = rivet_addr_len(sa);
 
-	if (!addrlen)
-		return -FI_EINVAL;
-	if (!len)
-		return -FI_EADDRNOTAVAIL;
-	if (!addr || *addrlen < len) {
-		*addrlen = len;
-		return -FI_ETOOSMALL;
-	}
-	memcpy(addr, sa, len);
-	*addrlen = len;
-	return 0;
+	return rivet_addr_copy_name(sa, addr, addrlen);
 }
 
 static int rivet_pep_setname(fid_t fid, void *addr, size_t addrlen)

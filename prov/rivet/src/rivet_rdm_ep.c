@@ -551,17 +551,8 @@ static int rivet_rdm_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct rivet_rdm_ep *ep = container_of(fid, struct rivet_rdm_ep,
 					       ep_fid.fid);
-	size_t len = rivet_addr_len(&ep->name.sa);
 
-	if (!addrlen)
-		return -FI_EINVAL;
-	if (!addr || *addrlen < len) {
-		*addrlen = len;
-		return -FI_ETOOSMALL;
-	}
-	memcpy(addr, &ep->name, len);
-	*addrlen = len;
-	return 0;
+	return rivet_addr_copy_name(&ep->name.sa, addr, addrlen);
 }
 
 static int rivet_rdm_ep_setname(fid_t fid, void *addr, size_t addrlen)

@@ -429,18 +429,7 @@ static int rivet_sep_close(struct fid *fid)
 
 static int rivet_sep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
-	struct rivet_sep *sep = to_rsep(fid);
-	size_t len = rivet_addr_len(&sep->name.sa);
-
-	if (!addrlen)
-		return -FI_EINVAL;
-	if (!addr || *addrlen < len) {
-		*addrlen = len;
-		return -FI_ETOOSMALL;
-	}
-	memcpy(addr, &sep->name, len);
-	*addrlen = len;
-	return 0;
+	return rivet_addr_copy_name(&to_rsep(fid)->name.sa, addr, addrlen);
 }
 
 static int rivet_sep_setname(fid_t fid, void *addr, size_t addrlen)

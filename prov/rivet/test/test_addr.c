@@ -299,3 +299,23 @@ Test(addr, subnet_name_edges)
 	cr_assert_str_eq(buf, "");
 	rivet_addr_subnet_name(&a.sa, 24, NULL, 0);
 }
+
+/* fi_getname(3)'s contract for every named object: too small a buffer
+ * says how big, no address yet is -FI_EADDRNOTAVAIL. */
+Test(addr, copy_name)
+{
+	union rivet_sockaddr v6 = sa_in6("fe80::1", 7), out, none = { 0 };
+	size_t len = 4;
+
+	cr_assert_eq(rivet_addr_copy_name(&v6.sa, &out, NULL), -FI_EINVAL);
+	cr_assert_eq(rivet_addr_copy_name(&v6.sa, &out, &len), -FI_ETOOSMALL);
+	cr_assert_eq(len, sizeof(struct sockaddr_in6));
+	cr_assert_eq(rivet_addr_copy_name(&v6.sa, NULL, &len), -FI_ETOOSMALL);
+	cr_assert_eq(rivet_addr_copy_name(&v6.sa, &out, &len), 0);
+	cr_assert_eq(len, sizeof(struct sockaddr_in6));
+	cr_assert_eq(memcmp(&out, &v6, len), 0);
+	cr_assert_eq(rivet_addr_copy_name(NULL, &out, &len),
+		     -FI_EADDRNOTAVAIL);
+	cr_assert_eq(rivet_addr_copy_name(&none.sa, &out, &len),
+		     -FI_EADDRNOTAVAIL);
+}
