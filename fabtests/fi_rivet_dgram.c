@@ -5,7 +5,8 @@
  * remote CQ data, sends refused (too large, bad iovs, unknown address),
  * a receive buffer too small (FI_ETRUNC, and the endpoint still works),
  * fi_av_remove, FI_SOURCE (fi_cq_readfrom), counters, the -FI_ENOSYS
- * tables and close rules. */
+ * tables and close rules; FI_MSG_PREFIX when the hints offer it (the GRH
+ * in the application's prefix). */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -561,6 +562,87 @@ static void case_close_busy(void)
 	ft_check(ret == -FI_EBUSY, "close_bound_cq", "%s", dg_err(ret));
 }
 
+/* FI_MSG_PREFIX: every send and receive buffer starts with
+ * msg_prefix_size bytes of the provider's; a datagram's payload lands
+ * after it and the completion's length counts it. */
+static void case_prefix(void)
+{
+	struct fi_info *hints = ft_hints_alloc(FI_MSG | FI_SOURCE), *info;
+	struct dg_ep p = { 0 }, q = { 0 };
+	struct fi_cq_data_entry comp;
+	uint8_t *tx = g.tx.ptr, *rx = g.rx.ptr;
+	size_t pre = 0, sizes[2] = { 1, g.mtu };
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	ssize_t ret;
+	int i;
+
+	hints->ep_attr->type = FI_EP_DGRAM;
+	hints->mode |= FI_MSG_PREFIX;
+	ret = ft_getinfo(hints, &info);
+	fi_freeinfo(hints);
+	if (!ft_check(!ret && (info->tx_attr->mode & FI_MSG_PREFIX) &&
+		      (info->rx_attr->mode & FI_MSG_PREFIX) &&
+		      info->ep_attr->msg_prefix_size >= 40 &&
+		      !(info->ep_attr->msg_prefix_size % 8), "prefix_getinfo",
+		      "%s", dg_err(ret)))
+		return;
+	pre = info->ep_attr->msg_prefix_size;
+	if (info->src_addr && info->addr_format == FI_SOCKADDR_IN6)
+		((struct sockaddr_in6 *)info->src_addr)->sin6_port = 0;
+	ret = dg_ep_open_info(&p, info, 0, true);
+	if (!ret)
+		ret = dg_ep_open_info(&q, info, 0, true);
+	fi_freeinfo(info);
+	if (!ft_check(!ret, "prefix_setup", "%s", dg_err(ret)))
+		goto out;
+	for (i = 0; i < 2; i++) {
+		ret = fi_recv(q.ep, rx, pre + g.mtu, g.rx.desc, FI_ADDR_UNSPEC,
+			      &g.rxctx);
+		ft_fill(tx + pre, sizes[i], 300 + i);
+		if (!ret)
+			ret = fi_send(p.ep, tx, pre + sizes[i], g.tx.desc, q.addr,
+				      &g.txctx);
+		if (ret || dg_wait("prefix_send", p.txcq, &g.txctx, FI_SEND, 0,
+				   NULL)) {
+			ft_fail("prefix_send", "%zu bytes: %s", sizes[i],
+				dg_err(ret));
+			goto out;
+		}
+		ret = ft_cq_expect(q.rxcq, &g.rxctx, &comp,
+				   ft_opts.timeout_ms);
+		ft_check(!ret && comp.len == pre + sizes[i] &&
+			 ft_verify(rx + pre, sizes[i], 300 + i) < 0,
+			 i ? "prefix_mtu" : "prefix_one_byte",
+			 "%s, len %zu (want %zu)", dg_err(ret), comp.len,
+			 pre + sizes[i]);
+	}
+	/* FI_SOURCE read from the prefix, and an inject */
+	ret = fi_recv(q.ep, rx, pre + g.mtu, g.rx.desc, FI_ADDR_UNSPEC,
+		      &g.rxctx);
+	ft_fill(tx + pre, 8, 310);
+	if (!ret)
+		ret = fi_inject(p.ep, tx, pre + 8, q.addr);
+	for (i = 0; !ret && i < 1000000; i++) {
+		(void)fi_cq_read(p.txcq, &comp, 1);
+		ret = fi_cq_readfrom(q.rxcq, &comp, 1, &src);
+		if (ret == 1)
+			break;
+		ret = ret == -FI_EAGAIN ? 0 : ret;
+	}
+	ft_check(ret == 1 && src == p.addr && comp.len == pre + 8 &&
+		 ft_verify(rx + pre, 8, 310) < 0, "prefix_inject_source",
+		 "%s, src %llu (want %llu)", dg_err(ret),
+		 (unsigned long long)src, (unsigned long long)p.addr);
+	/* buffers without room for the prefix */
+	ret = fi_send(p.ep, tx, pre - 8, g.tx.desc, q.addr, &g.txctx);
+	ft_check(ret == -FI_EINVAL, "prefix_send_short", "%s", dg_err(ret));
+	ret = fi_recv(q.ep, rx, pre - 8, g.rx.desc, FI_ADDR_UNSPEC, &g.rxctx);
+	ft_check(ret == -FI_EINVAL, "prefix_recv_short", "%s", dg_err(ret));
+out:
+	dg_ep_close(&p);
+	dg_ep_close(&q);
+}
+
 int main(int argc, char **argv)
 {
 	ft_parse_opts(argc, argv, "FI_EP_DGRAM conformance: two endpoints "
@@ -579,6 +661,7 @@ int main(int argc, char **argv)
 	case_av_remove();
 	case_self();
 	case_readfrom();
+	case_prefix();
 	case_service();
 	case_counters();
 	case_enosys();

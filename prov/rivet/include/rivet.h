@@ -1051,6 +1051,9 @@ struct rivet_ep {
 	uint8_t cm_data[RIVET_CM_DATA_SIZE + RIVET_CM_HDR_SIZE];
 	size_t cm_data_len;
 	size_t tx_size, rx_size, iov_limit;
+	/* FI_MSG_PREFIX (DGRAM): the bytes the application keeps in front
+	 * of every send and receive buffer (the GRH lands there), or 0 */
+	size_t prefix;
 	int tos;	/* rivet_tclass_tos of the class, or -1 */
 	/* FI_EP_DGRAM only (rivet_dgram_ep.c): the UD side; NULL on MSG */
 	struct rivet_dgram *ud;
@@ -1200,6 +1203,11 @@ int rivet_dgram_ep_open(struct fid_domain *domain, struct fi_info *info,
 void rivet_dgram_recv_extra(uint8_t *extra, uint32_t lkey, size_t mtu,
 			    size_t len, struct ibv_sge *sge, size_t n,
 			    int *num_p);
+/* FI_MSG_PREFIX: the application's buffer (len bytes, prefix included)
+ * takes the GRH; only a tail follows its n SGEs. */
+void rivet_dgram_recv_tail(uint8_t *extra, uint32_t lkey, size_t mtu,
+			   size_t len, struct ibv_sge *sge, size_t n,
+			   int *num_p);
 int rivet_dgram_recv_sges(struct rivet_ep *ep, size_t slot, size_t len,
 			  struct ibv_sge *sge, size_t n, int *num_p);
 /* The source lookup of a DGRAM endpoint's receives: NULL without

@@ -25,14 +25,32 @@ void rivet_dgram_recv_extra(uint8_t *extra, uint32_t lkey, size_t mtu,
 	*num_p = (int)num;
 }
 
+void rivet_dgram_recv_tail(uint8_t *extra, uint32_t lkey, size_t mtu,
+			   size_t len, struct ibv_sge *sge, size_t n,
+			   int *num_p)
+{
+	*num_p = (int)n;
+	if (len >= RIVET_UD_GRH_LEN + mtu)
+		return;
+	sge[n].addr = (uintptr_t)(extra + RIVET_UD_GRH_LEN);
+	sge[n].length = (uint32_t)(RIVET_UD_GRH_LEN + mtu - len);
+	sge[n].lkey = lkey;
+	*num_p = (int)n + 1;
+}
+
 int rivet_dgram_recv_sges(struct rivet_ep *ep, size_t slot, size_t len,
 			  struct ibv_sge *sge, size_t n, int *num_p)
 {
 	struct rivet_dgram *ud = ep->ud;
 
-	rivet_dgram_recv_extra(ud->rx_extra + slot * ud->extra_stride,
-			       ud->rx_extra_mr->lkey, ud->mtu, len, sge, n,
-			       num_p);
+	if (ep->prefix)
+		rivet_dgram_recv_tail(ud->rx_extra + slot * ud->extra_stride,
+				      ud->rx_extra_mr->lkey, ud->mtu, len, sge,
+				      n, num_p);
+	else
+		rivet_dgram_recv_extra(ud->rx_extra + slot * ud->extra_stride,
+				       ud->rx_extra_mr->lkey, ud->mtu, len,
+				       sge, n, num_p);
 	return 0;
 }
 
@@ -60,13 +78,35 @@ struct rivet_src_resolver *rivet_dgram_source(struct rivet_ep *ep)
 	return ep->ud->want_source ? &ep->ud->source : NULL;
 }
 
+/* FI_MSG_PREFIX: what is sent starts after the prefix (the first iov
+ * holds it whole, fi_getinfo(3)). */
+static int rivet_dgram_skip_prefix(struct rivet_ep *ep,
+				   struct rivet_send_req *req,
+				   struct iovec *tmp)
+{
+	if (!req->count || !req->iov ||
+	    req->iov[0].iov_len < ep->prefix || req->count > ep->iov_limit)
+		return -FI_EINVAL;
+	memcpy(tmp, req->iov, req->count * sizeof(*tmp));
+	tmp[0].iov_base = (uint8_t *)tmp[0].iov_base + ep->prefix;
+	tmp[0].iov_len -= ep->prefix;
+	req->iov = tmp;
+	return 0;
+}
+
 static ssize_t rivet_dgram_send_req(struct rivet_ep *ep, fi_addr_t dest,
 				    struct rivet_send_req *req)
 {
+	struct iovec tmp[RIVET_DGRAM_IOV_LIMIT];
 	int ret;
 
 	if (ep->state != RIVET_EP_ENABLED)
 		return -FI_EOPBADSTATE;
+	if (ep->prefix) {
+		ret = rivet_dgram_skip_prefix(ep, req, tmp);
+		if (ret)
+			return ret;
+	}
 	ret = rivet_dgram_ah_get(ep->ud, dest, &req->ah, &req->remote_qpn);
 	if (ret)
 		return ret;

@@ -404,6 +404,11 @@ static int rivet_dgram_construct(struct rivet_ep *ep, struct rivet_dgram *ud,
 		return -FI_EINVAL;
 	ud->listener.removed = rivet_dgram_addr_removed;
 	ud->want_source = info->caps & FI_SOURCE;
+	/* fi_getinfo gave FI_MSG_PREFIX only to who asked (msg_prefix_size
+	 * is the GRH's) */
+	if ((info->mode | (info->rx_attr ? info->rx_attr->mode : 0) |
+	     (info->tx_attr ? info->tx_attr->mode : 0)) & FI_MSG_PREFIX)
+		ep->prefix = RIVET_UD_GRH_LEN;
 	ud->source.resolve = rivet_dgram_src_resolve;
 	ud->ah_locking = ep->domain->threading != FI_THREAD_DOMAIN;
 	pthread_mutex_init(&ud->ah_lock, NULL);

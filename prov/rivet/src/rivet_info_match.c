@@ -334,6 +334,18 @@ static int rivet_match_mode(struct rivet_match *m)
 	}
 	if (m->local_mr_mode)
 		fi->mode |= FI_LOCAL_MR;
+	/* DGRAM: the GRH in the application's prefix, one SGE fewer per
+	 * receive, for applications that offer one (not with a shared
+	 * receive context, whose receives have none) */
+	if (m->type->type == FI_EP_DGRAM &&
+	    ((h->mode | rx_mode |
+	      (h->tx_attr ? h->tx_attr->mode : 0)) & FI_MSG_PREFIX) &&
+	    !(h->ep_attr && h->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT)) {
+		fi->mode |= FI_MSG_PREFIX;
+		fi->tx_attr->mode |= FI_MSG_PREFIX;
+		fi->rx_attr->mode |= FI_MSG_PREFIX;
+		fi->ep_attr->msg_prefix_size = RIVET_UD_GRH_LEN;
+	}
 	return 0;
 }
 

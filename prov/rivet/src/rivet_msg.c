@@ -222,10 +222,13 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 		return rivet_srx_post_recv(ep->srx, iov, desc, count, context,
 					   flags);
 	iov = rivet_recv_iov(iov, desc, count, tmp, RIVET_IOV_LIMIT_MAX);
-	if (rivet_iov_check(iov, count, ep->iov_limit, &len))
+	if (rivet_iov_check(iov, count, ep->iov_limit, &len) ||
+	    (ep->prefix && (!count || iov[0].iov_len < ep->prefix)))
 		return -FI_EINVAL;
-	/* a DGRAM receive's GRH slot goes first */
-	ret = rivet_recv_sges(iov, desc, count, sge + (ep->ud ? 1 : 0), &num);
+	/* a DGRAM receive's GRH slot goes first (with FI_MSG_PREFIX the
+	 * GRH lands in the application's prefix) */
+	ret = rivet_recv_sges(iov, desc, count,
+			      sge + (ep->ud && !ep->prefix ? 1 : 0), &num);
 	if (ret)
 		return ret;
 	rivet_lock_acquire(&ep->lock);
@@ -244,10 +247,11 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 		.flags = FI_RECV | FI_MSG, .buf = count ? iov[0].iov_base : NULL,
 		.len = len, .cntr = ep->recv_cntr,
 		.report = !ep->rx_selective || (flags & FI_COMPLETION),
-		.hdr_len = ep->ud ? RIVET_UD_GRH_LEN : 0,
+		.hdr_len = ep->ud && !ep->prefix ? RIVET_UD_GRH_LEN : 0,
 		.source = ep->ud ? rivet_dgram_source(ep) : NULL,
-		.grh = ep->ud ? ep->ud->rx_extra + (tail % ep->rx_ring.size) *
-					ep->ud->extra_stride : NULL,
+		.grh = !ep->ud ? NULL : ep->prefix ? iov[0].iov_base :
+		       ep->ud->rx_extra + (tail % ep->rx_ring.size) *
+					ep->ud->extra_stride,
 	};
 	wr.wr_id = (uintptr_t)ctx;
 	wr.sg_list = sge;

@@ -94,6 +94,9 @@ int rivet_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			return -FI_EINVAL;	/* fi_endpoint(3) */
 		return rivet_ep_bind_cntr(ep, cntr, flags);
 	case FI_CLASS_SRX_CTX:
+		/* the context's receives have no prefix */
+		if (ep->prefix)
+			return -FI_EOPNOTSUPP;
 		return rivet_srx_bind(ep, bfid);
 	case FI_CLASS_STX_CTX:
 		return rivet_stx_bind(ep->domain, bfid, &ep->stx,

@@ -129,3 +129,33 @@ Test(info_dgram, hints_refused)
 	cr_assert_eq(dgram_select(h, &list), -FI_ENODATA, "FI_MR_LOCAL");
 	fi_freeinfo(h);
 }
+
+/* FI_MSG_PREFIX: kept for applications that offer a prefix (the GRH lands
+ * in it: msg_prefix_size 40), cleared for the others and with a shared
+ * receive context. */
+Test(info_dgram, prefix_when_offered)
+{
+	struct fi_info *h = dgram_hints(), *list = NULL;
+
+	h->mode = FI_CONTEXT | FI_MSG_PREFIX;
+	cr_assert_eq(dgram_select(h, &list), 0);
+	cr_assert(list->mode & FI_MSG_PREFIX);
+	cr_assert(list->tx_attr->mode & FI_MSG_PREFIX);
+	cr_assert(list->rx_attr->mode & FI_MSG_PREFIX);
+	cr_assert_eq(list->ep_attr->msg_prefix_size, 40);
+	fi_freeinfo(list);
+	list = NULL;
+	h->mode = FI_CONTEXT;
+	cr_assert_eq(dgram_select(h, &list), 0);
+	cr_assert_not(list->mode & FI_MSG_PREFIX);
+	cr_assert_not(list->rx_attr->mode & FI_MSG_PREFIX);
+	cr_assert_eq(list->ep_attr->msg_prefix_size, 0);
+	fi_freeinfo(list);
+	list = NULL;
+	h->mode = FI_MSG_PREFIX;
+	h->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	cr_assert_eq(dgram_select(h, &list), 0);
+	cr_assert_not(list->mode & FI_MSG_PREFIX);
+	fi_freeinfo(list);
+	fi_freeinfo(h);
+}
