@@ -421,6 +421,20 @@ static void se_plain(void)
 	ft_check(!ret && e.op_context == &g.ctx[2] && src == g.s[1].addr &&
 		 ft_verify(g.rx.ptr, SE_LEN, 98) < 0, "tx_ctx_to_plain", "%s",
 		 fi_strerror(-ret));
+	/* back to B's plain address: its receive context 0, not over the
+	 * connection B's transmit context made (which takes no messages) */
+	se_settle();
+	ret = (int)fi_recv(g.s[1].rx[0], g.rx.ptr, SE_LEN, g.rx.desc,
+			   FI_ADDR_UNSPEC, &g.ctx[4]);
+	ft_fill(g.tx.ptr, SE_LEN, 96);
+	if (!ret)
+		ret = (int)fi_send(g.p, g.tx.ptr, SE_LEN, g.tx.desc,
+				   g.s[1].addr, &g.ctx[5]);
+	if (!ret)
+		ret = se_wait(g.s[1].rxcq[0], &e, &src);
+	ft_check(!ret && e.op_context == &g.ctx[4] && src == g.paddr &&
+		 ft_verify(g.rx.ptr, SE_LEN, 96) < 0, "plain_to_rx_ctx_0",
+		 "%s", fi_strerror(-ret));
 }
 
 /* B has no receive context SE_CTX + 1: the send fails with an error

@@ -105,6 +105,10 @@ _Static_assert(sizeof(struct rivet_wire_rma_event) == 24, "event size");
 
 /* rivet_wire_connreq.flags, rivet_wire_accept.flags */
 #define RIVET_CONN_F_RMA_EVENT 0x1	/* send me RIVET_OP_RMA_EVENT */
+/* rivet_wire_connreq.flags: the initiator is a scalable endpoint's
+ * transmit context, which takes no messages: the acceptor never sends
+ * its own on the connection */
+#define RIVET_CONN_F_TX_ONLY 0x2
 
 /* Operand bytes an atomic may carry (compare values included): every
  * message slot holds a header, a rivet_wire_atomic and this much. */

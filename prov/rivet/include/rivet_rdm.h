@@ -94,6 +94,8 @@ struct rivet_conn {
 	bool active;
 	bool established;		/* was ever up: peer_idx is known */
 	bool peer_rma_event;		/* the peer asked for RMA events */
+	bool peer_tx_only;		/* accepted from a transmit context:
+					 * not for our sends */
 	struct rivet_tx_op *queued;	/* utlist: waiting for the connection,
 					 * or behind an FI_FENCE */
 	unsigned int inflight;		/* posted operations not done yet

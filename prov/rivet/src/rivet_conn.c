@@ -201,7 +201,8 @@ static struct rivet_conn *rivet_conn_accepted(struct rivet_rdm_ep *ep,
 
 	for (i = 0; i < ep->nconns; i++) {
 		conn = ep->conns[i];
-		if (!conn->active && conn->state == RIVET_CONN_UP &&
+		if (!conn->active && !conn->peer_tx_only &&
+		    conn->state == RIVET_CONN_UP &&
 		    rivet_conn_src(conn) == addr)
 			return conn;
 	}
@@ -578,6 +579,8 @@ static void rivet_conn_connect(struct rivet_conn *conn)
 	req.addr_len = alen;
 	req.rx_idx = conn->rx_idx;
 	req.flags = conn->ep->rma_event ? RIVET_CONN_F_RMA_EVENT : 0;
+	if (conn->ep->sep && !conn->ep->sep_rx)
+		req.flags |= RIVET_CONN_F_TX_ONLY;
 	rivet_conn_replaced(conn, req.replaces);
 	memcpy(req.addr, &conn->ep->name, RIVET_MIN(alen, sizeof(req.addr)));
 	rivet_conn_param(conn, &req, sizeof(req), &p);
@@ -600,6 +603,7 @@ void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 	id->context = conn;
 	conn->peer_idx = req->conn_idx;
 	conn->peer_rma_event = req->flags & RIVET_CONN_F_RMA_EVENT;
+	conn->peer_tx_only = req->flags & RIVET_CONN_F_TX_ONLY;
 	acc.flags = ep->rma_event ? RIVET_CONN_F_RMA_EVENT : 0;
 	memcpy(&conn->peer_name, req->addr,
 	       RIVET_MIN((size_t)req->addr_len, sizeof(req->addr)));
