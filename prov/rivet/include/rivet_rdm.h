@@ -37,6 +37,10 @@ struct rivet_rdm_srx;
  * (up to about 3 s) after their QP, and then crashes in rxe_skb_tx_dtor
  * if the QP is gone. */
 #define RIVET_CONN_QP_LINGER_MS 5000
+/* A scalable endpoint's transmit context's SRQ: answers only */
+#define RIVET_SEP_TX_SRQ 64
+/* ... and a receive context's send operations (it makes none) */
+#define RIVET_SEP_RX_TX_SIZE 16
 
 /* What a work request's wr_id points at starts with one of these. */
 enum rivet_wr_kind {

@@ -184,6 +184,9 @@ static int rivet_rdm_verbs_construct(struct rivet_rdm_ep *ep)
 
 	ep->srq_size = RIVET_MIN(g_rivet_params.rdm_rx_bufs,
 				 (size_t)dev->attr.max_srq_wr);
+	/* a transmit context takes answers only (FINs, atomics' results) */
+	if (ep->sep && !ep->sep_rx)
+		ep->srq_size = RIVET_MIN(ep->srq_size, RIVET_SEP_TX_SRQ);
 	cqe = RIVET_MIN((size_t)dev->attr.max_cqe,
 			ep->srq_size + ep->tx_size + RIVET_RDM_CTRL_BUDGET + 64);
 	if (rivet_rdm_ep_auto(ep)) {
