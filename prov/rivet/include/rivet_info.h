@@ -22,11 +22,11 @@
  * atomics computed by the target (rivet_rdm_atomic.c) */
 #define RIVET_RDM_TX_CAPS \
 	(FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | \
-	 FI_WRITE | FI_FENCE | FI_TRIGGER)
+	 FI_WRITE | FI_FENCE | FI_TRIGGER | FI_NAMED_RX_CTX)
 #define RIVET_RDM_RX_CAPS \
 	(FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
 	 FI_MULTI_RECV | FI_RMA | FI_ATOMIC | FI_REMOTE_READ | \
-	 FI_REMOTE_WRITE | FI_RMA_EVENT | FI_NAMED_RX_CTX)
+	 FI_REMOTE_WRITE | FI_RMA_EVENT)
 /* Capabilities that cost something when on: only given when asked for */
 #define RIVET_ASKED_CAPS (FI_RMA_EVENT | FI_FENCE | FI_TRIGGER)
 /* What needs remote keys: RMA and atomics alike */

@@ -24,10 +24,12 @@
 #define MSG_ORDER \
 	(FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAW | \
 	 FI_ORDER_WAS | FI_ORDER_SAW | FI_ORDER_SAS)
-#define RDM_MSG_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND)
+/* FI_NAMED_RX_CTX: the initiator names a receive context (a transmit
+ * capability, as the fabtests' getinfo_test classes it) */
+#define RDM_MSG_TX_CAPS (FI_MSG | FI_TAGGED | FI_SEND | FI_NAMED_RX_CTX)
 #define RDM_MSG_RX_CAPS \
 	(FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
-	 FI_MULTI_RECV | FI_NAMED_RX_CTX)
+	 FI_MULTI_RECV)
 #define RDM_TX_CAPS \
 	(RDM_MSG_TX_CAPS | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE)
 #define RDM_RX_CAPS \

@@ -289,7 +289,8 @@ Test(info_rdm, scalable_contexts)
 	cr_assert_eq(fi->ep_attr->tx_ctx_cnt, 4);
 	cr_assert_eq(fi->ep_attr->rx_ctx_cnt, RIVET_SEP_MAX_CTX);
 	cr_assert(fi->caps & FI_NAMED_RX_CTX);
-	cr_assert(fi->rx_attr->caps & FI_NAMED_RX_CTX);
+	cr_assert(fi->tx_attr->caps & FI_NAMED_RX_CTX);
+	cr_assert_not(fi->rx_attr->caps & FI_NAMED_RX_CTX);
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
