@@ -103,6 +103,15 @@ static int se_wait(struct fid_cq *cq, struct fi_cq_tagged_entry *e,
 	return -FI_ETIMEDOUT;
 }
 
+static bool g_auto;	/* -A: FI_PROGRESS_AUTO data progress */
+
+static void se_opt(int op, const char *arg)
+{
+	(void)arg;
+	if (op == 'A')
+		g_auto = true;
+}
+
 static void se_getinfo(struct fi_info *hints)
 {
 	struct fi_info *info = NULL, *more = NULL;
@@ -110,6 +119,8 @@ static void se_getinfo(struct fi_info *hints)
 
 	hints->ep_attr->tx_ctx_cnt = SE_CTX;
 	hints->ep_attr->rx_ctx_cnt = SE_CTX;
+	if (g_auto)	/* every context a progress thread of its own */
+		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
 	ret = ft_getinfo(hints, &info);
 	if (!ft_check(!ret && info->ep_attr->tx_ctx_cnt == SE_CTX &&
 		      info->ep_attr->rx_ctx_cnt == SE_CTX &&
@@ -485,6 +496,8 @@ int main(int argc, char **argv)
 	struct fi_info *hints;
 	int ret;
 
+	ft_set_extra_opts("A", " -A           ask for FI_PROGRESS_AUTO data "
+			  "progress\n", se_opt);
 	ft_parse_opts(argc, argv, "scalable endpoints", false);
 	hints = ft_hints_alloc(FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE |
 			       FI_NAMED_RX_CTX);

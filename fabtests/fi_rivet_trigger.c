@@ -160,9 +160,22 @@ static int tr_setup(void)
 	return ret;
 }
 
+static bool g_auto;	/* -A: FI_PROGRESS_AUTO data progress */
+
+static void tr_opt(int op, const char *arg)
+{
+	(void)arg;
+	if (op == 'A')
+		g_auto = true;
+}
+
 static void tr_getinfo(struct fi_info *hints)
 {
-	int ret = ft_getinfo(hints, &g.info);
+	int ret;
+
+	if (g_auto)	/* triggers started from the progress threads too */
+		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	ret = ft_getinfo(hints, &g.info);
 
 	ft_check(!ret && (g.info->caps & FI_TRIGGER) &&
 		 (g.info->tx_attr->caps & FI_TRIGGER), "getinfo_trigger",
@@ -383,6 +396,8 @@ int main(int argc, char **argv)
 	struct fi_info *hints;
 	int ret;
 
+	ft_set_extra_opts("A", " -A           ask for FI_PROGRESS_AUTO data "
+			  "progress\n", tr_opt);
 	ft_parse_opts(argc, argv, "triggered operations, endpoint aliases",
 		      false);
 	hints = ft_hints_alloc(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC |

@@ -261,14 +261,19 @@ step_multi() {
 # One process, its cases forked: fi_rivet_rdm_harden (misuse, failure
 # containment) for every provider; fi_rivet_rdm_rawpeer speaks rivet's own
 # wire protocol, so rivet only.
+# step_single PROGRAM [ARGS...]: one process, ARGS after the usual ones
+# (the step is named after both: "fi_rivet_sep -A", log fi_rivet_sep_A.log)
 step_single() {
-	local name=$1 log=$logdir/$1.log p
+	local name=$1 label log p
+	shift
+	label="$name${1:+ $*}"
+	log=$logdir/$(echo "$label" | tr -c 'A-Za-z0-9_\n' _).log
 	p=$(prog "$name")
 	t0=$SECONDS
-	if run "$p" -p "$prov" -e rdm -s "$addr" >"$log" 2>&1; then
-		pass "$name"
+	if run "$p" -p "$prov" -e rdm -s "$addr" "$@" >"$log" 2>&1; then
+		pass "$label"
 	else
-		fail "$name" "$(tail -n 1 "$log") (log: $log)"
+		fail "$label" "$(tail -n 1 "$log") (log: $log)"
 		show_failures "$log"
 	fi
 }
@@ -337,12 +342,16 @@ step_shared_ctx() {
 
 # scalable endpoints (rivet only: fi_scalable_ep upstream)
 step_sep() {
-	[ "$prov" = rivet ] && step_single fi_rivet_sep
+	[ "$prov" = rivet ] || return 0
+	step_single fi_rivet_sep
+	step_single fi_rivet_sep -A
 }
 
 # triggered operations and aliases (rivet only: fi_rdm_rma_trigger upstream)
 step_trigger() {
-	[ "$prov" = rivet ] && step_single fi_rivet_trigger
+	[ "$prov" = rivet ] || return 0
+	step_single fi_rivet_trigger
+	step_single fi_rivet_trigger -A
 }
 
 step_mesh() {
