@@ -113,6 +113,18 @@ static int tr_wait(struct fid_cq *cq, struct fi_cq_tagged_entry *e,
 	return cq ? -FI_ETIMEDOUT : 0;
 }
 
+/* Between cases: A's transmit completions of the case before are read
+ * and dropped. */
+static void tr_settle(void)
+{
+	struct fi_cq_tagged_entry t;
+	uint64_t end = ft_now_ms() + 200;
+
+	while (ft_now_ms() < end)
+		(void)fi_cq_read(g.atx, &t, 1);
+	g_natx_kept = 0;
+}
+
 static int tr_cq_open(struct fid_cq **cq)
 {
 	struct fi_cq_attr attr = { .size = 64,
@@ -283,6 +295,7 @@ static void tr_order(void)
 	uint64_t seen[3];
 	int i, ret = 0;
 
+	tr_settle();
 	fi_cntr_set(g.trig, 3);
 	for (i = 0; !ret && i < 3; i++)
 		ret = (int)fi_trecv(g.b, (uint8_t *)g.rx.ptr + i * TR_LEN,
@@ -326,6 +339,7 @@ static void tr_rma(void)
 	};
 	int ret;
 
+	tr_settle();
 	memset(g.rx.ptr, 0, 2 * TR_LEN);
 	ft_fill(g.tx.ptr, 2 * TR_LEN, 42);
 	ret = (int)fi_writemsg(g.a, &msg, FI_TRIGGER);
@@ -350,6 +364,7 @@ static void tr_atomic(void)
 	uint64_t end;
 	int ret;
 
+	tr_settle();
 	*target = 40;
 	*operand = 2;
 	fi_cntr_set(g.trig, 20);
@@ -376,6 +391,7 @@ static void tr_fails_late(void)
 	struct fi_cq_tagged_entry e;
 	int ret;
 
+	tr_settle();
 	fi_cntr_set(g.trig, 30);
 	ret = (int)fi_tsend(g.alias, g.tx.ptr, 8, g.tx.desc, 99, 5,
 			    tr_ctx(6, g.trig, 31));
