@@ -365,8 +365,12 @@ static void flt_peer(void)
 		if (ret)
 			break;
 	}
-	ft_info("peer %d: stopped (%lu received)", g.index,
-		(unsigned long)rep.received);
+	/* why: its time was up (ret 0), the CQ failed, or a receive could
+	 * not be posted again */
+	ft_info("peer %d: stopped (%lu received): %s", g.index,
+		(unsigned long)rep.received,
+		ft_now_ms() >= end ? "time is up" : fi_strerror(ret < 0 ? -ret :
+								 ret));
 	free(seen);
 }
 
