@@ -690,6 +690,12 @@ int rivet_rdm_alias_flags(const struct rivet_rdm_ep *ep, uint64_t flags,
 /* A triggered operation that failed to start: an error completion. */
 void rivet_rdm_trig_fail_tx(struct fid_ep *fid, void *context, int err);
 void rivet_rdm_trig_fail_rx(struct fid_ep *fid, void *context, int err);
+/* FI_TRIGGER on a message *msg call (rivet_rdm_trig.c) */
+ssize_t rivet_rdm_trig_msg(struct fid_ep *fid, const struct fi_msg *msg,
+			   uint64_t flags, bool send);
+ssize_t rivet_rdm_trig_tagged(struct fid_ep *fid,
+			      const struct fi_msg_tagged *msg, uint64_t flags,
+			      bool send);
 /* FI_TRIGGER on an RMA or atomic *msg call (write: not fetching) */
 ssize_t rivet_rdm_trig_rma(struct fid_ep *fid, const struct fi_msg_rma *msg,
 			   uint64_t flags, bool read);

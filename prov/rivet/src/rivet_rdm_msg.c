@@ -194,24 +194,13 @@ static uint64_t rivet_rdm_rx_flags(struct fid_ep *fid)
 	return to_rrdm(fid)->rx_op_flags;
 }
 
-/* FI_TRIGGER (fi_trigger(3)): the call waits for its counter
- * (rivet_cntr_trig.c), then comes back here without the flag. */
-#define RIVET_RDM_TRIG(fid, call)					\
-	do {								\
-		struct rivet_domain *tdom_ = rivet_rdm_trig_dom(fid);	\
-									\
-		return tdom_ ? (call) : -FI_EINVAL;			\
-	} while (0)
-
 static ssize_t rivet_rdm_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
 				 uint64_t flags)
 {
 	struct rivet_rdm_req req;
 
 	if (flags & FI_TRIGGER)
-		RIVET_RDM_TRIG(fid, rivet_trig_msg(tdom_, fid, RIVET_TRIG_RECV,
-						   msg, flags,
-						   rivet_rdm_trig_fail_rx));
+		return rivet_rdm_trig_msg(fid, msg, flags, false);
 	if (!msg)
 		return -FI_EINVAL;
 	req = (struct rivet_rdm_req) {
@@ -249,9 +238,7 @@ static ssize_t rivet_rdm_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
 	struct rivet_rdm_req req;
 
 	if (flags & FI_TRIGGER)
-		RIVET_RDM_TRIG(fid, rivet_trig_msg(tdom_, fid, RIVET_TRIG_SEND,
-						   msg, flags,
-						   rivet_rdm_trig_fail_tx));
+		return rivet_rdm_trig_msg(fid, msg, flags, true);
 	if (!msg)
 		return -FI_EINVAL;
 	req = (struct rivet_rdm_req) {
@@ -353,10 +340,7 @@ static ssize_t rivet_rdm_trecvmsg(struct fid_ep *fid,
 	struct rivet_rdm_req req;
 
 	if (flags & FI_TRIGGER)
-		RIVET_RDM_TRIG(fid, rivet_trig_tagged(tdom_, fid,
-						      RIVET_TRIG_TRECV, msg,
-						      flags,
-						      rivet_rdm_trig_fail_rx));
+		return rivet_rdm_trig_tagged(fid, msg, flags, false);
 	if (!msg)
 		return -FI_EINVAL;
 	req = (struct rivet_rdm_req) {
@@ -398,10 +382,7 @@ static ssize_t rivet_rdm_tsendmsg(struct fid_ep *fid,
 	struct rivet_rdm_req req;
 
 	if (flags & FI_TRIGGER)
-		RIVET_RDM_TRIG(fid, rivet_trig_tagged(tdom_, fid,
-						      RIVET_TRIG_TSEND, msg,
-						      flags,
-						      rivet_rdm_trig_fail_tx));
+		return rivet_rdm_trig_tagged(fid, msg, flags, true);
 	if (!msg)
 		return -FI_EINVAL;
 	req = (struct rivet_rdm_req) {

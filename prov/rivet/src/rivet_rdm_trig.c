@@ -63,3 +63,31 @@ ssize_t rivet_rdm_trig_atomic(struct fid_ep *fid,
 				 compare_count, resultv, NULL, result_count,
 				 flags, rivet_rdm_trig_fail_tx);
 }
+
+/* ---- the *msg calls with FI_TRIGGER (send: else a receive) ---- */
+
+ssize_t rivet_rdm_trig_msg(struct fid_ep *fid, const struct fi_msg *msg,
+			   uint64_t flags, bool send)
+{
+	struct rivet_domain *dom = rivet_rdm_trig_dom(fid);
+
+	if (!dom)
+		return -FI_EINVAL;
+	return rivet_trig_msg(dom, fid, send ? RIVET_TRIG_SEND :
+			      RIVET_TRIG_RECV, msg, flags, send ?
+			      rivet_rdm_trig_fail_tx : rivet_rdm_trig_fail_rx);
+}
+
+ssize_t rivet_rdm_trig_tagged(struct fid_ep *fid,
+			      const struct fi_msg_tagged *msg, uint64_t flags,
+			      bool send)
+{
+	struct rivet_domain *dom = rivet_rdm_trig_dom(fid);
+
+	if (!dom)
+		return -FI_EINVAL;
+	return rivet_trig_tagged(dom, fid, send ? RIVET_TRIG_TSEND :
+				 RIVET_TRIG_TRECV, msg, flags, send ?
+				 rivet_rdm_trig_fail_tx :
+				 rivet_rdm_trig_fail_rx);
+}
