@@ -113,12 +113,14 @@ fi_env() {
 }
 
 # The command line that starts peer I of fi_rivet_rdm_fault on node K
-# (in the background, logging to LOG), for sh -c.
+# (in the background, logging to LOG), for sh -c.  A peer serves a minute
+# longer than the driver may run (it starts before the driver, and leaves
+# when the driver says so): a slow case must not outlive its peers.
 peer_cmd() {
 	local k=$1 i=$2 log=$3
 	printf 'nohup rivet-node %s env %s timeout -k 5 %s %q -p %q -e rdm -R peer -i %s -s %s -B %s -D %q -L %s >%q 2>&1 </dev/null &' \
-		"$k" "$(fi_env)" $((limit + 30)) "$fault" "$prov" "$i" "$(addr_of "$k")" \
-		"$pport" "$names" "$limit" "$log"
+		"$k" "$(fi_env)" $((limit + 90)) "$fault" "$prov" "$i" "$(addr_of "$k")" \
+		"$pport" "$names" $((limit + 60)) "$log"
 }
 
 # A port of its own for each case's peers: a peer left over from a failed
