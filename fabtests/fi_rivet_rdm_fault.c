@@ -96,6 +96,7 @@ static struct {
 	const char *kind;
 	const char *fault_cmd;
 	const char *undo_cmd;
+	const char *diag_cmd;
 	bool restarted;
 	int index;
 	int secs;
@@ -119,11 +120,25 @@ static void flt_opt(int op, const char *arg)
 	case 'D': g.dir = arg; break;
 	case 'F': g.fault_cmd = arg; break;
 	case 'U': g.undo_cmd = arg; break;
+	case 'Z': g.diag_cmd = arg; break;
 	case 'r': g.restarted = true; break;
 	case 'L': g.secs = atoi(arg); break;
 	case 'b': g.bound_ms = atoi(arg); break;
 	default: break;
 	}
+}
+
+/* A failure to reach a peer: what the RDMA stack of each node holds and
+ * counts (-Z), taken while this process still holds its connections. */
+static void flt_diag(void)
+{
+	int ret;
+
+	if (!g.diag_cmd)
+		return;
+	ft_rdm_progress();
+	ret = system(g.diag_cmd);
+	ft_info("-Z '%s' ended with status %d", g.diag_cmd, ret);
 }
 
 /* ---- setup ------------------------------------------------------------ */
@@ -728,6 +743,7 @@ static void flt_drive(void)
 	uint64_t start, fault_ms = 0, counter, ms;
 	int i, ret, fault_status = -1, qp0 = -1, mr0 = -1, qp1, mr1;
 	pid_t fault = 0, undo;
+	struct ft_comp comp;
 
 	g.fetched = calloc(2 * FLT_MAX_SEQ, 1);	/* per peer */
 	g.npeers = lost ? 2 : 1;
@@ -755,6 +771,7 @@ static void flt_drive(void)
 		ft_info("with peer 2 connected: %d QPs, %d MRs", qp0, mr0);
 		if (ret) {
 			ft_fail("fault_setup", "peer 2: %s", fi_strerror(-ret));
+			flt_diag();
 			return;
 		}
 	}
@@ -838,8 +855,17 @@ static void flt_drive(void)
 	}
 	ret = flt_hello(&g.peers[0], ft_opts.timeout_ms);
 	if (!ft_check(!ret, "fault_peer_back", "the first exchange after "
-		      "'%s': %s", g.undo_cmd, fi_strerror(-ret)))
+		      "'%s': %s", g.undo_cmd, fi_strerror(-ret))) {
+		flt_diag();
+		/* late, or never? */
+		start = ft_now_ms();
+		ret = ft_rdm_wait(g.ep.cq, NULL, &comp, 60000);
+		ft_info("%s %lu ms later: %s", ret ? "still nothing" :
+			"a completion", (unsigned long)(ft_now_ms() - start),
+			ret ? fi_strerror(-ret) : ft_comp_str(&comp));
+		flt_diag();
 		return;
+	}
 	if (g.restarted) {	/* a new process: a new count */
 		g.peers[0].sends_ok = 0;
 		g.peers[0].next_seq = 0;
@@ -864,7 +890,7 @@ int main(int argc, char **argv)
 {
 	ft_opts.ep_type = FI_EP_RDM;
 	ft_opts.timeout_ms = FT_RDM_DEADLINE_MS;
-	ft_set_extra_opts("R:k:i:D:F:U:rL:b:",
+	ft_set_extra_opts("R:k:i:D:F:U:Z:rL:b:",
 			  " -R ROLE    drive (default) or peer\n"
 			  " -k KIND    ok (default): nothing may fail; lost: "
 			  "peer 1 goes away\n"
@@ -874,6 +900,8 @@ int main(int argc, char **argv)
 			  " -F CMD     the fault, run a second into the "
 			  "stream (sh -c)\n"
 			  " -U CMD     lost: what brings peer 1 back\n"
+			  " -Z CMD     lost: run when a peer cannot be "
+			  "reached (sh -c)\n"
 			  " -r         lost: peer 1 comes back as a new "
 			  "process (fi_av_remove, fi_av_insert)\n"
 			  " -L SECS    how long to stream / to serve (default "

@@ -135,6 +135,16 @@ drive() {
 		-D "$names" "$@" >"$logdir/$label.drive.log" 2>&1
 }
 
+# -Z of a lost case: what every node's RDMA stack holds and counts, into
+# LABEL.rdma.log, when the driver cannot reach a peer.
+diag_cmd() {
+	local k cmd=""
+	for ((k = 0; k < nodes; k++)); do
+		cmd+="rivet-node $k bash $(printf '%q' "$bindir/rdma_state.sh"); "
+	done
+	printf '{ %s} >>%q 2>&1' "$cmd" "$logdir/$1.rdma.log"
+}
+
 # Waits for the background peers of this case (bounded by their timeout).
 wait_peers() { wait; }
 
@@ -214,7 +224,7 @@ case_linklong() {
 	eval "$(peer_cmd 1 1 "$logdir/linklong.peer1.log")"
 	eval "$(peer_cmd "$other" 2 "$logdir/linklong.peer2.log")"
 	drive linklong -k lost -L 6 -b "$bound" -F "rivet-fault link down 1" \
-		-U "rivet-fault link up 1"
+		-U "rivet-fault link up 1" -Z "$(diag_cmd linklong)"
 	rc=$?
 	wait_peers
 	rivet-fault clear >/dev/null 2>&1
@@ -237,7 +247,7 @@ case_crash() {
 		echo
 	} >"$restart"
 	drive crash -k lost -L 6 -b "$bound" -F "rivet-fault crash 1" \
-		-U "bash $restart" -r
+		-U "bash $restart" -r -Z "$(diag_cmd crash)"
 	rc=$?
 	wait_peers
 	verdict crash "$rc"
