@@ -5,7 +5,7 @@
 # states, the IB CM's message counters by kind, rxe's counters.
 echo "## $(hostname) $(date +%T)"
 rdma resource show cm_id 2>&1
-rdma resource show qp 2>&1 | grep -v 'type GSI\|type SMI'
+rdma resource show qp 2>&1
 for d in /sys/class/infiniband_cm/*/[0-9]*; do
 	[ -d "$d" ] || continue
 	for c in cm_tx_msgs cm_rx_msgs cm_tx_retries cm_rx_duplicates; do
@@ -27,4 +27,5 @@ for d in /sys/class/infiniband/*/ports/*/hw_counters; do
 	done
 	echo
 done
+dmesg 2>/dev/null | grep -v 'rxe_create_qp\|callbacks suppressed' | tail -n 8
 true

@@ -148,16 +148,25 @@ diag_cmd() {
 # Waits for the background peers of this case (bounded by their timeout).
 wait_peers() { wait; }
 
-# Soft-RoCE's own defect, when a guest's kernel reports it: rxe (Linux
-# 6.12) can reach its completer's error state for a work request it has
-# not failed, complete that request as successful (an RDMA READ whose
-# data never all came) and put the QP in the error state. A kernel
-# WARNING says so, once per boot (fi_rivet(7), FAILURES).
+# Soft-RoCE's own defects, when a node shows them:
+# - rxe (Linux 6.12) can reach its completer's error state for a work
+#   request it has not failed, complete that request as successful (an
+#   RDMA READ whose data never all came) and put the QP in the error
+#   state. A kernel WARNING says so, once per boot (fi_rivet(7), FAILURES).
+# - a QP of rxe whose packet the network stack refused (NET_XMIT_DROP, as
+#   when a qdisc is grafted onto eth0 under traffic) never sends again; if
+#   that QP is the node's QP1, rdma_cm cannot even connect the node to
+#   itself (fabtests/rxe_sends.sh). rivet-fault keeps its qdiscs from
+#   being grafted under traffic; this shows it, should it happen anyway.
 rxe_defect() {
-	local k
+	local k out
 	for ((k = 0; k < nodes; k++)); do
 		if rivet-node "$k" dmesg 2>/dev/null | grep -q 'WARNING.*rxe_comp.c'; then
 			echo " [node$k's kernel: WARNING in rxe_completer (rxe_comp.c): a request rxe completed as successful had failed]"
+		fi
+		if ! out=$(rivet-node "$k" bash "$bindir/rxe_sends.sh" rxe0 \
+			"$(addr_of "$k")" 2>&1); then
+			echo " [node$k's $out]"
 		fi
 	done
 }

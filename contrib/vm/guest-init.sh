@@ -121,6 +121,12 @@ if [ "$RIVET_NUM_RXE" -gt 0 ]; then
 		[ "$nic" = eth0 ] || step 10 ip link set "$nic" name eth0
 		step 10 ip addr add "10.77.0.$((node + 1))/24" dev eth0
 		step 10 ip link set eth0 up
+		# rivet-fault's ingress filters hang on this qdisc. Made now,
+		# before any RDMA traffic: grafting a qdisc onto eth0 under
+		# traffic refuses packets in flight (NET_XMIT_DROP), and a QP
+		# of rxe (Linux 6.12) whose packet was refused never sends
+		# again (QP1 included: rdma_cm dead on the node).
+		step 10 tc qdisc add dev eth0 clsact
 		step 30 rdma link add rxe0 type rxe netdev eth0
 	fi
 	for ((i = 0; i < RIVET_NUM_RXE && nodes == 0; i++)); do
