@@ -7,7 +7,9 @@
  *   message arrives on, and reported on that endpoint's CQ (each has its
  *   own, smaller than the context: MSG and DGRAM must make room);
  * - RDM: messages that arrive before their receive wait in the context and
- *   match a receive posted to it later, tagged ones too; a cancelled
+ *   match a receive posted to it later, tagged ones too; DGRAM: datagrams
+ *   that come before any receive wait and are taken in order, one longer
+ *   than its receive truncated; RDM: a cancelled
  *   receive; an endpoint that closes with messages waiting in the context
  *   takes them along and the others go on;
  * - close rules: a context in use is -FI_EBUSY. */
@@ -373,12 +375,65 @@ static void sc_rdm_close_one(void)
 		sc_collect("srx_close_one", 1, 20, 2);
 }
 
+/* Reads every CQ for ms; how many completions the receivers reported. */
+static int sc_idle(int ms)
+{
+	struct fi_cq_data_entry c;
+	uint64_t end = ft_now_ms() + (uint64_t)ms;
+	int i, n = 0;
+
+	while (ft_now_ms() < end)
+		for (i = 0; i < SC_EPS; i++) {
+			fi_cq_read(g.txcq[i], &c, 1);
+			n += fi_cq_read(g.rxcq[i], &c, 1) != -FI_EAGAIN;
+		}
+	return n;
+}
+
+/* DGRAM: datagrams that come before any receive wait in the context and
+ * are taken, in order, by the receives posted later, each reported by
+ * the endpoint that got it (a UD QP drops what finds no receive: the
+ * upstream fi_shared_ctx -e dgram sends right after its handshake, before
+ * the other side posts); one longer than its receive is truncated. */
+static void sc_dgram_early(void)
+{
+	struct fi_cq_err_entry e = { 0 };
+	struct fi_cq_data_entry c;
+	ssize_t ret = 0;
+	int i, early;
+
+	for (i = 0; !ret && i < 6; i++)
+		ret = sc_send(i, i % SC_EPS, false);
+	early = ret ? 0 : sc_idle(500);	/* they came, were not reported */
+	ft_check(!ret && !early, "srx_dgram_early_wait", "send %zd, %d "
+		 "reported before any receive", ret, early);
+	for (i = 0; !ret && i < 6; i++)
+		ret = sc_post(i, false, 0);
+	if (ret)
+		ft_fail("srx_dgram_early", "post: %zd", ret);
+	else
+		sc_collect("srx_dgram_early", 6, 0, SC_EPS);
+
+	ret = sc_send(7, 0, false);
+	early = ret ? 0 : sc_idle(500);
+	ret = ret ? ret : fi_recv(g.srx, g.rxbuf.ptr, 16, g.rxbuf.desc,
+				  FI_ADDR_UNSPEC, &g.rxctx[7]);
+	if (!ret)
+		ret = fi_cq_read(g.rxcq[0], &c, 1);
+	if (ret == -FI_EAVAIL)
+		ret = fi_cq_readerr(g.rxcq[0], &e, 0) == 1 ? 0 : -FI_EOTHER;
+	ft_check(!ret && !early && e.err == FI_ETRUNC && e.olen == SC_LEN - 16
+		 && e.len == 16 && e.op_context == &g.rxctx[7],
+		 "srx_dgram_early_trunc", "%zd, error %d, len %zu, olen %zu",
+		 ret, e.err, e.len, e.olen);
+}
+
 /* MSG, DGRAM: a receive with neither buffer nor descriptor is an empty
  * one, it takes a zero-byte message (the upstream fi_shared_ctx -e msg
  * posts such receives).  RDM keeps refusing a NULL buffer. */
 static void sc_null_buffer(void)
 {
-	struct fi_cq_data_entry c;
+	struct fi_cq_data_entry c, t;
 	ssize_t ret;
 	uint64_t end;
 	int i, got = -1;
@@ -396,9 +451,10 @@ static void sc_null_buffer(void)
 			      FI_ADDR_UNSPEC, &g.txctx[0]);
 	end = ft_now_ms() + (uint64_t)ft_opts.timeout_ms;
 	while (!ret && got < 0 && ft_now_ms() < end) {
-		for (i = 0; i < SC_EPS; i++) {
+		for (i = 0; i < SC_EPS && got < 0; i++) {
+			/* (a send's completion must not overwrite c) */
 			if (g.txcq[i])
-				fi_cq_read(g.txcq[i], &c, 1);
+				fi_cq_read(g.txcq[i], &t, 1);
 			if (g.rxcq[i] && fi_cq_read(g.rxcq[i], &c, 1) == 1)
 				got = i;
 		}
@@ -470,6 +526,8 @@ int main(int argc, char **argv)
 		goto out;
 	sc_traffic();
 	sc_null_buffer();
+	if (ft_opts.ep_type == FI_EP_DGRAM)
+		sc_dgram_early();
 	if (sc_rdm()) {
 		sc_rdm_unexpected();
 		sc_rdm_cancel();

@@ -1088,6 +1088,21 @@ struct rivet_srx_member {
 };
 
 /* A receive context of MSG or DGRAM endpoints: an SRQ. */
+/* DGRAM: an application receive waiting for a datagram. */
+struct rivet_srx_recv {
+	void *context;
+	bool report;			/* FI_COMPLETION */
+	size_t count, len;
+	struct iovec iov[RIVET_IOV_LIMIT_MAX];
+};
+
+/* DGRAM: a datagram that came before any receive, in its slot. */
+struct rivet_srx_arrival {
+	struct ibv_wc wc;
+	struct rivet_ep *ep;		/* whose QP took it */
+	uint32_t slot;
+};
+
 struct rivet_srx {
 	struct fid_ep ep_fid;
 	struct rivet_domain *domain;
@@ -1107,6 +1122,14 @@ struct rivet_srx {
 	uint8_t *extra;
 	struct ibv_mr *extra_mr;
 	size_t extra_stride, mtu;
+	/* DGRAM: every slot is the context's own (a GRH and an MTU), posted
+	 * from the start; a datagram is copied into the oldest application
+	 * receive, or waits in its slot for the next one (rivet_srx_dgram.c) */
+	struct rivet_srx_recv *recvs;	/* a FIFO of size */
+	size_t recvs_head, nrecvs;
+	struct rivet_srx_arrival *arrived;	/* a FIFO of size */
+	size_t arr_head, narrived;
+	unsigned int delivering;	/* receives copying an arrival */
 	atomic_int refcnt;		/* endpoints bound */
 };
 
@@ -1132,6 +1155,27 @@ ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
 			    uint64_t flags);
 bool rivet_srx_wc(const struct rivet_wr_ctx *ctx, const struct ibv_wc *wc,
 		  struct rivet_wr_ctx *out);
+/* After the CQ reported a receive of a DGRAM context: its slot again. */
+void rivet_srx_wc_done(const struct rivet_wr_ctx *ctx);
+/* rivet_srx_dgram.c: DGRAM contexts' own slots */
+int rivet_srx_dgram_construct(struct rivet_srx *srx);
+void rivet_srx_dgram_destruct(struct rivet_srx *srx);
+ssize_t rivet_srx_dgram_recv(struct rivet_srx *srx, const struct iovec *iov,
+			     size_t count, size_t len, void *context,
+			     uint64_t flags);
+bool rivet_srx_dgram_wc(struct rivet_srx *srx, struct rivet_ep *ep,
+			const struct ibv_wc *wc, struct rivet_wr_ctx *out);
+void rivet_srx_dgram_detach(struct rivet_srx *srx, struct rivet_ep *ep);
+void rivet_srx_dgram_repost(struct rivet_srx *srx, uint32_t slot);
+/* rivet_cq_err.c: readerr's entry, fi_cq_strerror */
+void rivet_cq_err_fill(struct rivet_cq *cq, const struct rivet_cq_entry *e,
+		       struct fi_cq_err_entry *buf);
+const char *rivet_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
+			      const void *err_data, char *buf, size_t len);
+/* rivet_cq.c: a receive's entry and counters, as from a work completion
+ * (under the CQ's lock) */
+void rivet_cq_report_wc(struct rivet_cq *cq, const struct ibv_wc *wc,
+			const struct rivet_wr_ctx *ctx);
 int rivet_recv_sges(const struct iovec *iov, void **desc, size_t count,
 		    struct ibv_sge *sge, int *num_p);
 

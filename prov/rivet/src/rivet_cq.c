@@ -17,6 +17,7 @@
 
 static struct fi_ops g_rivet_cq_fi_ops;
 static struct fi_ops_cq g_rivet_cq_ops;
+static int rivet_cq_grow_locked(struct rivet_cq *cq);
 
 /* ---- the software FIFOs (ring and errs), all under cq->lock ---- */
 
@@ -130,23 +131,14 @@ static void rivet_cq_wc_fill(const struct rivet_cq *cq,
 	}
 }
 
-static void rivet_cq_wc_process(struct rivet_cq *cq, const struct ibv_wc *wc)
+/* A completion's entry (an error entry on failure) and its counters;
+ * cq->lock held. */
+static void rivet_cq_report_locked(struct rivet_cq *cq,
+				   const struct ibv_wc *wc,
+				   const struct rivet_wr_ctx *ctx)
 {
-	struct rivet_wr_ctx *ctx = (struct rivet_wr_ctx *)(uintptr_t)wc->wr_id;
-	struct rivet_wr_ctx shared;
 	struct rivet_cq_entry e;
 
-	if (ctx->srx) {		/* the endpoint that took it reports it */
-		if (!rivet_srx_wc(ctx, wc, &shared))
-			return;
-		ctx = &shared;
-	}
-	if (ctx->hook) {	/* its owner reports it (an atomic's step) */
-		ctx->hook->wc(ctx->hook, cq, ctx, wc);
-		rivet_wr_ring_retire(ctx->ring);
-		cq->credits++;
-		return;
-	}
 	rivet_cq_wc_fill(cq, wc, ctx, &e);
 	if (e.err) {
 		RIVET_DBG(CQ, "%s on qp 0x%x\n",
@@ -167,11 +159,45 @@ static void rivet_cq_wc_process(struct rivet_cq *cq, const struct ibv_wc *wc)
 					  &cq->count, &e);
 		rivet_cntr_inc(ctx->cntr);
 	}
-	if (ctx->srx)		/* its slot went back in rivet_srx_wc */
+}
+
+static void rivet_cq_wc_process(struct rivet_cq *cq, const struct ibv_wc *wc)
+{
+	struct rivet_wr_ctx *ctx = (struct rivet_wr_ctx *)(uintptr_t)wc->wr_id;
+	struct rivet_wr_ctx shared;
+
+	if (ctx->srx) {		/* the endpoint that took it reports it */
+		if (!rivet_srx_wc(ctx, wc, &shared))
+			return;
+		ctx = &shared;
+	}
+	if (ctx->hook) {	/* its owner reports it (an atomic's step) */
+		ctx->hook->wc(ctx->hook, cq, ctx, wc);
+		rivet_wr_ring_retire(ctx->ring);
+		cq->credits++;
 		return;
+	}
+	rivet_cq_report_locked(cq, wc, ctx);
+	if (ctx->srx) {		/* the context's slot, not a ring's */
+		rivet_srx_wc_done(ctx);
+		return;
+	}
 	/* the slot belongs to the poster again from here on */
 	rivet_wr_ring_retire(ctx->ring);
 	cq->credits++;
+}
+
+/* A DGRAM context's datagram that waited for a receive, reported as it
+ * would have been when it came (from the receive's post). */
+void rivet_cq_report_wc(struct rivet_cq *cq, const struct ibv_wc *wc,
+			const struct rivet_wr_ctx *ctx)
+{
+	rivet_lock_acquire(&cq->lock);
+	if (cq->hidden || (cq->count < cq->ring_size &&
+			   cq->errs_count < cq->errs_size) ||
+	    !rivet_cq_grow_locked(cq))
+		rivet_cq_report_locked(cq, wc, ctx);
+	rivet_lock_release(&cq->lock);
 }
 
 /* Leaves work completions in the verbs CQ when the FIFOs are full. */
@@ -474,25 +500,6 @@ static ssize_t rivet_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
  * so it gets its pointer back with err_data_size 0, and fi_cq_strerror
  * names prov_errno.
  */
-static void rivet_cq_err_fill(struct rivet_cq *cq,
-			      const struct rivet_cq_entry *e,
-			      struct fi_cq_err_entry *buf)
-{
-	bool own = !buf->err_data_size;
-	void *user_data = own ? NULL : buf->err_data;
-
-	if (own)
-		rivet_cq_err_text(e, cq->err_buf, sizeof(cq->err_buf));
-	*buf = (struct fi_cq_err_entry) {
-		.op_context = e->op_context, .flags = e->flags,
-		.len = e->len, .buf = e->buf, .data = e->data,
-		.err = e->err, .prov_errno = e->prov_errno,
-		.tag = e->tag, .olen = e->olen,
-		.err_data = own ? cq->err_buf : user_data,
-		.err_data_size = own ? strlen(cq->err_buf) + 1 : 0,
-	};
-}
-
 static ssize_t rivet_cq_readerr(struct fid_cq *cq_fid,
 				struct fi_cq_err_entry *buf, uint64_t flags)
 {
@@ -514,23 +521,6 @@ static ssize_t rivet_cq_readerr(struct fid_cq *cq_fid,
 	rivet_cq_err_fill(cq, &e, buf);
 	rivet_lock_release(&cq->lock);
 	return 1;
-}
-
-static const char *rivet_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
-				     const void *err_data, char *buf,
-				     size_t len)
-{
-	struct rivet_cq *cq = to_rcq(cq_fid);
-	const char *str = rivet_perr_str(prov_errno);
-
-	/* the entry's own words, when err_data is what readerr gave */
-	if (err_data && err_data == cq->err_buf && cq->err_buf[0])
-		str = cq->err_buf;
-	if (buf && len) {
-		snprintf(buf, len, "%s", str);
-		return buf;
-	}
-	return str;
 }
 
 /* ---- open and close ---- */

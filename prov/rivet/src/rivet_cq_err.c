@@ -5,6 +5,7 @@
  * which operation failed, with which peer, and why.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "rivet.h"
 
@@ -132,4 +133,40 @@ int rivet_wc_status_to_fi(int status)
 	default:
 		return FI_EIO;
 	}
+}
+
+/* A readerr entry: the caller's err_data when it gave room, else the
+ * entry's words in the CQ's own buffer (until the next readerr). */
+void rivet_cq_err_fill(struct rivet_cq *cq, const struct rivet_cq_entry *e,
+		       struct fi_cq_err_entry *buf)
+{
+	bool own = !buf->err_data_size;
+	void *user_data = own ? NULL : buf->err_data;
+
+	if (own)
+		rivet_cq_err_text(e, cq->err_buf, sizeof(cq->err_buf));
+	*buf = (struct fi_cq_err_entry) {
+		.op_context = e->op_context, .flags = e->flags,
+		.len = e->len, .buf = e->buf, .data = e->data,
+		.err = e->err, .prov_errno = e->prov_errno,
+		.tag = e->tag, .olen = e->olen,
+		.err_data = own ? cq->err_buf : user_data,
+		.err_data_size = own ? strlen(cq->err_buf) + 1 : 0,
+	};
+}
+
+const char *rivet_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
+			      const void *err_data, char *buf, size_t len)
+{
+	struct rivet_cq *cq = to_rcq(cq_fid);
+	const char *str = rivet_perr_str(prov_errno);
+
+	/* the entry's own words, when err_data is what readerr gave */
+	if (err_data && err_data == cq->err_buf && cq->err_buf[0])
+		str = cq->err_buf;
+	if (buf && len) {
+		snprintf(buf, len, "%s", str);
+		return buf;
+	}
+	return str;
 }

@@ -4,9 +4,12 @@
  *
  * Receive (fi_srx_context): on MSG and DGRAM endpoints a verbs shared
  * receive queue.  The endpoints' QPs are created on it, a receive posted
- * to the context is one ibv_post_srq_recv, and its work completion comes
+ * to an MSG context is one ibv_post_srq_recv, and its work completion comes
  * on the receive CQ of the endpoint whose QP took it: rivet_srx_wc finds
  * that endpoint by the QP number and reports through its CQ and counters.
+ * A DGRAM context's SRQ holds slots of its own instead, and datagrams are
+ * copied into the application's receives (rivet_srx_dgram.c): one that
+ * comes before any receive is kept, not dropped.
  * The SRQ's entries are paid for once per CQ: a CQ that the first of the
  * context's endpoints brings grows by the context's size (ibv_resize_cq).
  * On RDM endpoints the context shares software matching instead
@@ -119,9 +122,7 @@ static int rivet_srx_close(struct fid *fid)
 		RIVET_WARN_ERRNO(EP_CTRL, "ibv_destroy_srq", ret);
 		return rivet_errno_to_fi(ret);
 	}
-	if (srx->extra_mr)
-		ibv_dereg_mr(srx->extra_mr);
-	free(srx->extra);
+	rivet_srx_dgram_destruct(srx);
 	free(srx->ctxs);
 	free(srx->free_idx);
 	free(srx->members);
@@ -170,7 +171,6 @@ ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
 	struct ibv_recv_wr wr = { 0 }, *bad;
 	bool ud = srx->type == FI_EP_DGRAM;
 	struct rivet_wr_ctx *ctx;
-	uint8_t *extra = NULL;
 	size_t len, slot;
 	int ret, num;
 
@@ -185,6 +185,9 @@ ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
 		RIVET_DBG(EP_DATA, "srx receive: a buffer without desc\n");
 		return ret;
 	}
+	if (ud)		/* copied into from the context's own slots */
+		return rivet_srx_dgram_recv(srx, iov, count, len, context,
+					    flags);
 	pthread_mutex_lock(&srx->lock);
 	if (!srx->nfree) {
 		pthread_mutex_unlock(&srx->lock);
@@ -192,16 +195,10 @@ ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
 	}
 	slot = srx->free_idx[--srx->nfree];
 	ctx = &srx->ctxs[slot];
-	if (ud) {
-		extra = srx->extra + slot * srx->extra_stride;
-		rivet_dgram_recv_extra(extra, srx->extra_mr->lkey, srx->mtu,
-				       len, sge, (size_t)num, &num);
-	}
 	*ctx = (struct rivet_wr_ctx) {
 		.srx = srx, .context = context, .rx = true,
 		.flags = FI_RECV | FI_MSG, .buf = count ? iov[0].iov_base : NULL,
 		.len = len, .report = flags & FI_COMPLETION,
-		.hdr_len = ud ? RIVET_UD_GRH_LEN : 0, .grh = extra,
 	};
 	wr.wr_id = (uintptr_t)ctx;
 	wr.sg_list = sge;
@@ -236,6 +233,12 @@ bool rivet_srx_wc(const struct rivet_wr_ctx *ctx, const struct ibv_wc *wc,
 			break;
 		}
 	}
+	if (srx->type == FI_EP_DGRAM) {	/* the context's own slot */
+		bool report = rivet_srx_dgram_wc(srx, ep, wc, out);
+
+		pthread_mutex_unlock(&srx->lock);
+		return report;
+	}
 	srx->free_idx[srx->nfree++] = (uint32_t)(ctx - srx->ctxs);
 	pthread_mutex_unlock(&srx->lock);
 	if (!ep)
@@ -246,6 +249,18 @@ bool rivet_srx_wc(const struct rivet_wr_ctx *ctx, const struct ibv_wc *wc,
 	out->report = ctx->report || !ep->rx_selective;
 	out->source = ep->ud ? rivet_dgram_source(ep) : NULL;
 	return true;
+}
+
+void rivet_srx_wc_done(const struct rivet_wr_ctx *ctx)
+{
+	struct rivet_srx *srx = ctx->srx;
+
+	if (srx->type != FI_EP_DGRAM)	/* back in rivet_srx_wc */
+		return;
+	pthread_mutex_lock(&srx->lock);
+	rivet_srx_dgram_repost(srx, (uint32_t)((ctx->grh - srx->extra) /
+					       srx->extra_stride));
+	pthread_mutex_unlock(&srx->lock);
 }
 
 static ssize_t rivet_srx_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
@@ -300,7 +315,8 @@ static ssize_t rivet_srx_rx_size_left(struct fid_ep *fid)
 	ssize_t n;
 
 	pthread_mutex_lock(&srx->lock);
-	n = (ssize_t)srx->nfree;
+	n = (ssize_t)(srx->type == FI_EP_DGRAM ? srx->size - srx->nrecvs :
+			srx->nfree);
 	pthread_mutex_unlock(&srx->lock);
 	return n;
 }
@@ -340,23 +356,6 @@ void rivet_srx_ops_init(void)
 	rivet_rdm_srx_ops_init();
 }
 
-/* DGRAM: per slot a GRH and a tail, as a DGRAM endpoint has. */
-static int rivet_srx_extra_construct(struct rivet_srx *srx)
-{
-	const struct rivet_dev *dev = srx->domain->dev;
-	size_t len;
-
-	srx->mtu = rivet_ud_mtu_bytes(dev->port_attr.active_mtu);
-	srx->extra_stride = (RIVET_UD_GRH_LEN + srx->mtu + 63) &
-			    ~(size_t)63;
-	len = srx->extra_stride * srx->size;
-	if (posix_memalign((void **)&srx->extra, 4096, len))
-		return -FI_ENOMEM;
-	srx->extra_mr = ibv_reg_mr(srx->domain->pd, srx->extra, len,
-				   IBV_ACCESS_LOCAL_WRITE);
-	return srx->extra_mr ? 0 : rivet_errno_to_fi(errno);
-}
-
 static int rivet_srx_construct(struct rivet_srx *srx, size_t size)
 {
 	const struct rivet_dev *dev = srx->domain->dev;
@@ -371,17 +370,15 @@ static int rivet_srx_construct(struct rivet_srx *srx, size_t size)
 	for (i = 0; i < srx->size; i++)
 		srx->free_idx[i] = (uint32_t)(srx->size - 1 - i);
 	srx->nfree = srx->size;
-	if (srx->type == FI_EP_DGRAM && rivet_srx_extra_construct(srx))
-		return -FI_ENOMEM;
 	sattr.attr.max_wr = (uint32_t)srx->size;
-	sattr.attr.max_sge = (uint32_t)srx->iov_limit +
-			     (srx->type == FI_EP_DGRAM ? 2 : 0);
+	sattr.attr.max_sge = srx->type == FI_EP_DGRAM ? 1 :
+			     (uint32_t)srx->iov_limit;
 	srx->srq = ibv_create_srq(srx->domain->pd, &sattr);
 	if (!srx->srq) {
 		RIVET_WARN_ERRNO(EP_CTRL, "ibv_create_srq", errno);
 		return rivet_errno_to_fi(errno);
 	}
-	return 0;
+	return srx->type == FI_EP_DGRAM ? rivet_srx_dgram_construct(srx) : 0;
 }
 
 static int rivet_srx_open(struct rivet_domain *dom, enum fi_ep_type type,
@@ -424,10 +421,7 @@ static int rivet_srx_open(struct rivet_domain *dom, enum fi_ep_type type,
 		if (srx->srq)
 			ibv_destroy_srq(srx->srq);
 		srx->srq = NULL;
-		if (srx->extra_mr)
-			ibv_dereg_mr(srx->extra_mr);
-		srx->extra_mr = NULL;
-		free(srx->extra);
+		rivet_srx_dgram_destruct(srx);
 		free(srx->ctxs);
 		free(srx->free_idx);
 		atomic_fetch_sub(&dom->refcnt, 1);
@@ -524,7 +518,7 @@ void rivet_srx_detach(struct rivet_ep *ep)
 	struct rivet_srx *srx = ep->srx;
 	size_t i;
 
-	pthread_mutex_lock(&srx->lock);
+	rivet_srx_dgram_detach(srx, ep);	/* under srx->lock on return */
 	for (i = 0; i < srx->nmembers; i++) {
 		if (srx->members[i].ep != ep)
 			continue;
