@@ -104,6 +104,8 @@ static void rivet_srx_dgram_copy(struct rivet_srx *srx, struct rivet_ep *ep,
 
 	if (wc->status != IBV_WC_SUCCESS)
 		left = 0;
+	/* the device wrote it (memcheck does not see that) */
+	RIVET_MEM_DEFINED(p - RIVET_UD_GRH_LEN, RIVET_UD_GRH_LEN + left);
 	left = RIVET_MIN(left, r->len);
 	for (i = 0; i < r->count && left; i++) {
 		n = RIVET_MIN(left, r->iov[i].iov_len);
