@@ -198,6 +198,9 @@ void rivet_cq_report_wc(struct rivet_cq *cq, const struct ibv_wc *wc,
 	    !rivet_cq_grow_locked(cq))
 		rivet_cq_report_locked(cq, wc, ctx);
 	rivet_lock_release(&cq->lock);
+	/* no work completion wakes a thread asleep on this CQ for it */
+	if (cq->wait.epfd >= 0)
+		rivet_wait_signal(&cq->wait);
 }
 
 /* Leaves work completions in the verbs CQ when the FIFOs are full. */
