@@ -11,7 +11,10 @@
  * no lock).  A CQ's progress takes only cq->lock; it never calls back into
  * an endpoint under cq->lock except to return a work-request context to the
  * endpoint's pool, which is itself protected by cq->lock (a context belongs
- * to the CQ that will see its completion while it is posted).  The
+ * to the CQ that will see its completion while it is posted).  A shared
+ * receive context's srx->lock nests inside cq->lock (rivet_srx_wc); a
+ * receive posted to a DGRAM context reports a waiting datagram under
+ * cq->lock only after dropping srx->lock.  The
  * registration cache's lock (g_mrm.lock, rivet_mr_monitor.c, one per
  * process) is innermost: taken under ep->lock, never held across anything
  * that could free or unmap memory (the monitor thread that such a free
