@@ -1062,7 +1062,49 @@ struct rivet_ep {
 	struct rivet_dgram *ud;
 	struct rivet_srx *srx;	/* bound shared receive context */
 	struct rivet_stx *stx;	/* bound shared transmit context */
+	/* MSG with FI_MULTI_RECV (rivet_msg_mrecv.c), else NULL */
+	struct rivet_mrecv *mrecv;
 };
+
+/* ---- MSG multi-receive buffers (rivet_msg_mrecv.c) ---- */
+struct rivet_mrecv_buf;
+
+/*
+ * A MSG endpoint's receives that wait in software behind a multi-receive
+ * buffer: the buffer at the head has one receive work request on the QP,
+ * over the space it has left; each message's completion moves it on.
+ */
+struct rivet_mrecv {
+	struct rivet_wc_hook hook;	/* the head buffer's work completion */
+	struct rivet_cq_deferred def;	/* posting the head again */
+	struct rivet_ep *ep;
+	struct rivet_lock lock;		/* the queue and active; inside
+					 * ep->lock and cq->lock */
+	struct rivet_mrecv_buf *head, *tail;
+	struct rivet_mrecv_buf *active;	/* the head, its request posted */
+	atomic_size_t queued;		/* receives in the queue */
+	size_t min;			/* FI_OPT_MIN_MULTI_RECV */
+};
+
+int rivet_mrecv_open(struct rivet_ep *ep);
+void rivet_mrecv_close(struct rivet_ep *ep);
+/* A receive with FI_MULTI_RECV, or any receive while the queue holds
+ * one: queued in order (fi_recv and its variants on MSG). */
+ssize_t rivet_mrecv_post(struct rivet_ep *ep, const struct iovec *iov,
+			 void **desc, size_t count, void *context,
+			 uint64_t flags);
+int rivet_mrecv_getopt(struct rivet_ep *ep, void *optval, size_t *optlen);
+int rivet_mrecv_setopt(struct rivet_ep *ep, const void *optval,
+		       size_t optlen);
+
+/* Whether a receive must go through the queue (rivet_mrecv_post). */
+static inline bool rivet_mrecv_takes(const struct rivet_ep *ep,
+				     uint64_t flags)
+{
+	return (flags & FI_MULTI_RECV) ||
+	       (ep->mrecv && atomic_load_explicit(&ep->mrecv->queued,
+						  memory_order_acquire));
+}
 
 /* ---- shared contexts (rivet_srx.c) ---- */
 struct rivet_stx {
@@ -1179,6 +1221,9 @@ const char *rivet_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
  * (under the CQ's lock) */
 void rivet_cq_report_wc(struct rivet_cq *cq, const struct ibv_wc *wc,
 			const struct rivet_wr_ctx *ctx);
+/* The same with cq->lock held (a completion hook's) */
+void rivet_cq_report_locked(struct rivet_cq *cq, const struct ibv_wc *wc,
+			    const struct rivet_wr_ctx *ctx);
 int rivet_recv_sges(const struct iovec *iov, void **desc, size_t count,
 		    struct ibv_sge *sge, int *num_p);
 
@@ -1226,6 +1271,13 @@ ssize_t rivet_ep_post_send(struct rivet_ep *ep,
 ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 			   void **desc, size_t count, void *context,
 			   uint64_t flags);
+/* One receive work request of len bytes over iov (ep->lock held);
+ * -FI_EAGAIN when the receive queue or the CQ is full.  hook: the
+ * completion goes to its owner (a multi-receive buffer). */
+ssize_t rivet_ep_post_recv_locked(struct rivet_ep *ep,
+				  const struct iovec *iov, void **desc,
+				  size_t count, size_t len, void *context,
+				  uint64_t flags, struct rivet_wc_hook *hook);
 int rivet_ep_enable(struct rivet_ep *ep);
 /* Shared by MSG and DGRAM endpoints (rivet_msg_ep.c). */
 int rivet_ep_construct(struct rivet_ep *ep, struct rivet_domain *dom,

@@ -17,7 +17,7 @@
 	(FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE | FI_FENCE)
 #define RIVET_MSG_RX_CAPS \
 	(FI_MSG | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ | \
-	 FI_REMOTE_WRITE)
+	 FI_REMOTE_WRITE | FI_MULTI_RECV)
 /* FI_EP_RDM: rivet's own protocol, RMA straight onto RDMA READ/WRITE,
  * atomics computed by the target (rivet_rdm_atomic.c) */
 #define RIVET_RDM_TX_CAPS \

@@ -133,9 +133,8 @@ static void rivet_cq_wc_fill(const struct rivet_cq *cq,
 
 /* A completion's entry (an error entry on failure) and its counters;
  * cq->lock held. */
-static void rivet_cq_report_locked(struct rivet_cq *cq,
-				   const struct ibv_wc *wc,
-				   const struct rivet_wr_ctx *ctx)
+void rivet_cq_report_locked(struct rivet_cq *cq, const struct ibv_wc *wc,
+			    const struct rivet_wr_ctx *ctx)
 {
 	struct rivet_cq_entry e;
 

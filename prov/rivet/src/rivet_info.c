@@ -23,7 +23,7 @@ static const struct rivet_ep_type g_ep_types[] = {
 		.tx_comp_order = FI_ORDER_STRICT,
 		.rx_comp_order = FI_ORDER_STRICT | FI_ORDER_DATA,
 		.tx_op_flags = RIVET_TX_OP_FLAGS,
-		.rx_op_flags = FI_COMPLETION,
+		.rx_op_flags = FI_COMPLETION | FI_MULTI_RECV,
 		.iov_limit = RIVET_IOV_LIMIT_MAX,
 		/* an RDMA read/write work request names one remote buffer */
 		.rma_iov_limit = 1,

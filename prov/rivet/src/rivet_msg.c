@@ -205,37 +205,25 @@ int rivet_recv_sges(const struct iovec *iov, void **desc, size_t count,
 	return 0;
 }
 
-ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
-			   void **desc, size_t count, void *context,
-			   uint64_t flags)
+ssize_t rivet_ep_post_recv_locked(struct rivet_ep *ep,
+				  const struct iovec *iov, void **desc,
+				  size_t count, size_t len, void *context,
+				  uint64_t flags, struct rivet_wc_hook *hook)
 {
 	struct ibv_sge sge[RIVET_IOV_LIMIT_MAX + 2];
-	struct iovec tmp[RIVET_IOV_LIMIT_MAX];
 	struct ibv_recv_wr wr = { 0 }, *bad;
 	struct rivet_wr_ctx *ctx;
-	size_t tail, len;
+	size_t tail;
 	int ret, num;
 
-	if (ep->state == RIVET_EP_IDLE)
-		return -FI_EOPBADSTATE;
-	if (ep->srx)	/* its receives are the context's */
-		return rivet_srx_post_recv(ep->srx, iov, desc, count, context,
-					   flags);
-	iov = rivet_recv_iov(iov, desc, count, tmp, RIVET_IOV_LIMIT_MAX);
-	if (rivet_iov_check(iov, count, ep->iov_limit, &len) ||
-	    (ep->prefix && (!count || iov[0].iov_len < ep->prefix)))
-		return -FI_EINVAL;
 	/* a DGRAM receive's GRH slot goes first (with FI_MSG_PREFIX the
 	 * GRH lands in the application's prefix) */
 	ret = rivet_recv_sges(iov, desc, count,
 			      sge + (ep->ud && !ep->prefix ? 1 : 0), &num);
 	if (ret)
 		return ret;
-	rivet_lock_acquire(&ep->lock);
-	if (!rivet_recv_reserve(ep)) {
-		rivet_lock_release(&ep->lock);
+	if (!rivet_recv_reserve(ep))
 		return -FI_EAGAIN;
-	}
 	tail = atomic_load_explicit(&ep->rx_ring.tail, memory_order_relaxed);
 	if (ep->ud)
 		rivet_dgram_recv_sges(ep, tail % ep->rx_ring.size, len, sge,
@@ -247,6 +235,7 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 		.flags = FI_RECV | FI_MSG, .buf = count ? iov[0].iov_base : NULL,
 		.len = len, .cntr = ep->recv_cntr,
 		.report = !ep->rx_selective || (flags & FI_COMPLETION),
+		.hook = hook,
 		.hdr_len = ep->ud && !ep->prefix ? RIVET_UD_GRH_LEN : 0,
 		.source = ep->ud ? rivet_dgram_source(ep) : NULL,
 		.grh = !ep->ud ? NULL : ep->prefix ? iov[0].iov_base :
@@ -259,13 +248,37 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 	ret = ibv_post_recv(ep->qp, &wr, &bad);
 	if (ret) {
 		rivet_cq_return_credit(ep->rx_cq);
-		rivet_lock_release(&ep->lock);
 		return ret == ENOMEM ? -FI_EAGAIN : rivet_errno_to_fi(ret);
 	}
 	atomic_store_explicit(&ep->rx_ring.tail, tail + 1,
 			      memory_order_release);
-	rivet_lock_release(&ep->lock);
 	return 0;
+}
+
+ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
+			   void **desc, size_t count, void *context,
+			   uint64_t flags)
+{
+	struct iovec tmp[RIVET_IOV_LIMIT_MAX];
+	size_t len;
+	ssize_t ret;
+
+	if (ep->state == RIVET_EP_IDLE)
+		return -FI_EOPBADSTATE;
+	if (rivet_mrecv_takes(ep, flags))	/* behind a multi-receive */
+		return rivet_mrecv_post(ep, iov, desc, count, context, flags);
+	if (ep->srx)	/* its receives are the context's */
+		return rivet_srx_post_recv(ep->srx, iov, desc, count, context,
+					   flags);
+	iov = rivet_recv_iov(iov, desc, count, tmp, RIVET_IOV_LIMIT_MAX);
+	if (rivet_iov_check(iov, count, ep->iov_limit, &len) ||
+	    (ep->prefix && (!count || iov[0].iov_len < ep->prefix)))
+		return -FI_EINVAL;
+	rivet_lock_acquire(&ep->lock);
+	ret = rivet_ep_post_recv_locked(ep, iov, desc, count, len, context,
+					flags, NULL);
+	rivet_lock_release(&ep->lock);
+	return ret;
 }
 
 /* ---- fi_ops_msg shims ---- */

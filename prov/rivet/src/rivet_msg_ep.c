@@ -396,6 +396,7 @@ int rivet_ep_close(struct fid *fid)
 	rivet_stx_release(ep->stx);
 	if (ep->qp)
 		rivet_ep_destroy_qp(ep);
+	rivet_mrecv_close(ep);	/* after its completions are reaped */
 	if (ep->state != RIVET_EP_IDLE)
 		rivet_ep_attach_cntrs(ep, false);
 	if (ep->id)
@@ -428,6 +429,9 @@ static int rivet_ep_getopt(fid_t fid, int level, int optname, void *optval,
 {
 	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
+	if (optname == FI_OPT_MIN_MULTI_RECV)
+		return rivet_mrecv_getopt(to_rep((struct fid_ep *)fid), optval,
+					  optlen);
 	if (optname != FI_OPT_CM_DATA_SIZE)
 		return -FI_ENOPROTOOPT;
 	if (!optval || !optlen || *optlen < sizeof(size_t)) {
@@ -443,7 +447,10 @@ static int rivet_ep_getopt(fid_t fid, int level, int optname, void *optval,
 static int rivet_ep_setopt(fid_t fid, int level, int optname,
 			   const void *optval, size_t optlen)
 {
-	return -FI_ENOPROTOOPT;
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	return rivet_mrecv_setopt(to_rep((struct fid_ep *)fid), optval,
+				  optlen);
 }
 
 static ssize_t rivet_ep_rx_size_left(struct fid_ep *fid)
@@ -539,9 +546,18 @@ int rivet_msg_ep_open(struct fid_domain *domain, struct fi_info *info,
 		free(ep);
 		return ret;
 	}
+	if (info->caps & FI_MULTI_RECV) {
+		ret = rivet_mrecv_open(ep);
+		if (ret) {
+			fi_freeinfo(ep->info);
+			free(ep);
+			return ret;
+		}
+	}
 	if (info->handle && info->handle->fclass == FI_CLASS_PEP) {
 		ret = rivet_pep_surrender(info->handle, &ep->src);
 		if (ret) {
+			rivet_mrecv_close(ep);
 			fi_freeinfo(ep->info);
 			free(ep);
 			return ret;

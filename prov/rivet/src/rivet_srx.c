@@ -174,6 +174,8 @@ ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
 	size_t len, slot;
 	int ret, num;
 
+	if (flags & FI_MULTI_RECV)	/* not on shared contexts */
+		return -FI_EINVAL;
 	iov = rivet_recv_iov(iov, desc, count, tmp, RIVET_IOV_LIMIT_MAX);
 	if (rivet_iov_check(iov, count, srx->iov_limit, &len)) {
 		RIVET_DBG(EP_DATA, "srx receive: %zu iovs (limit %zu)\n",
