@@ -18,9 +18,9 @@
 	 FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_LOCAL_COMM | \
 	 FI_REMOTE_COMM | FI_SHARED_AV)
 #define COMM_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV)
-/* what the MSG info offers before matching: also FI_FENCE, given to
- * hints that ask for it (and to none at all) */
-#define MSG_BUILT_CAPS (ALL_CAPS | FI_FENCE)
+/* what the MSG info offers before matching: also FI_MULTI_RECV, and
+ * FI_FENCE, given to hints that ask for it (and to none at all) */
+#define MSG_BUILT_CAPS (ALL_CAPS | FI_FENCE | FI_MULTI_RECV)
 #define MSG_ORDER \
 	(FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAW | \
 	 FI_ORDER_WAS | FI_ORDER_SAW | FI_ORDER_SAS)

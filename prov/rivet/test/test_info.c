@@ -179,7 +179,8 @@ Test(info, build_rxe)
 	cr_assert_eq(fi->tx_attr->caps, FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND |
 					FI_READ | FI_WRITE | FI_FENCE);
 	cr_assert_eq(fi->rx_attr->caps, FI_MSG | FI_RMA | FI_ATOMIC | FI_RECV |
-					FI_REMOTE_READ | FI_REMOTE_WRITE);
+					FI_REMOTE_READ | FI_REMOTE_WRITE |
+					FI_MULTI_RECV);
 	cr_assert_eq(fi->tx_attr->msg_order, MSG_ORDER);
 	cr_assert_eq(fi->rx_attr->msg_order, MSG_ORDER);
 	cr_assert_eq(fi->tx_attr->comp_order, FI_ORDER_STRICT);
@@ -315,6 +316,20 @@ Test(info, msg_only)
 	fi_freeinfo(h);
 }
 
+/* MSG multi-receive buffers (fi_msg(3)): asked for in rx op_flags */
+Test(info, msg_multi_recv_op_flags)
+{
+	struct fi_info *h = hints_base(), *fi;
+
+	h->caps = FI_MSG | FI_MULTI_RECV;
+	h->rx_attr->op_flags = FI_MULTI_RECV | FI_COMPLETION;
+	fi = match_ok(h, V_NOW);
+	cr_assert(fi->caps & FI_MULTI_RECV);
+	cr_assert_eq(fi->rx_attr->op_flags, FI_MULTI_RECV | FI_COMPLETION);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
 Test(info, msg_only_needs_no_rma_mr_bits)
 {
 	struct fi_info *h = hints_base(), *fi;
@@ -389,10 +404,10 @@ Test(info, read_only_rma_needs_no_rx_cq_data)
 static const struct {
 	uint64_t caps, want, tx, rx;
 } g_caps[] = {
-	{ 0, ALL_CAPS,
+	{ 0, ALL_CAPS | FI_MULTI_RECV,
 	  FI_MSG | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE,
 	  FI_MSG | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ |
-		  FI_REMOTE_WRITE },
+		  FI_REMOTE_WRITE | FI_MULTI_RECV },
 	{ FI_RMA, FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
 			  FI_REMOTE_WRITE | COMM_CAPS,
 	  FI_RMA | FI_READ | FI_WRITE,
@@ -405,6 +420,9 @@ static const struct {
 	  FI_MSG | FI_RMA | FI_WRITE | FI_RECV | COMM_CAPS,
 	  FI_MSG | FI_RMA | FI_WRITE, FI_MSG | FI_RMA | FI_RECV },
 	{ FI_REMOTE_COMM, COMM_CAPS, 0, 0 },
+	{ FI_MSG | FI_MULTI_RECV,
+	  FI_MSG | FI_MULTI_RECV | FI_SEND | FI_RECV | COMM_CAPS,
+	  FI_MSG | FI_SEND, FI_MSG | FI_MULTI_RECV | FI_RECV },
 };
 
 Test(info, caps_selection)

@@ -25,7 +25,6 @@ MUT(caps_rma_pmem, h->caps = FI_RMA | FI_RMA_PMEM)
 MUT(caps_trigger, h->caps = FI_MSG | FI_TRIGGER)
 MUT(caps_hmem, h->caps = FI_MSG | FI_HMEM)
 MUT(caps_collective, h->caps = FI_MSG | FI_COLLECTIVE)
-MUT(caps_multi_recv, h->caps = FI_MSG | FI_MULTI_RECV)
 MUT(caps_av_user_id, h->caps = FI_MSG | FI_AV_USER_ID)
 MUT(caps_variable_msg, h->caps = FI_MSG | FI_VARIABLE_MSG)
 MUT(caps_prov_specific, h->caps = FI_MSG | (1ULL << 60))
@@ -110,6 +109,7 @@ MUT(tx_iov, h->tx_attr->iov_limit = 33)
 MUT(tx_rma_iov, h->tx_attr->rma_iov_limit = 2)
 MUT(tx_tclass, h->tx_attr->tclass = 0x1000)
 /* ---- receive ---- */
+/* FI_MULTI_RECV in op_flags without the capability in caps */
 MUT(rx_op_multi_recv, h->rx_attr->op_flags = FI_MULTI_RECV)
 MUT(rx_op_inject, h->rx_attr->op_flags = FI_INJECT)
 MUT(rx_order_war, h->rx_attr->msg_order = FI_ORDER_WAR)
@@ -122,7 +122,7 @@ static const struct hint_case g_nodata[] = {
 	CASE(caps_named_rx_ctx), CASE(caps_directed_recv), CASE(caps_source),
 	CASE(caps_source_err), CASE(caps_rma_event), CASE(caps_rma_pmem),
 	CASE(caps_trigger), CASE(caps_hmem),
-	CASE(caps_collective), CASE(caps_multi_recv),
+	CASE(caps_collective),
 	CASE(caps_av_user_id), CASE(caps_variable_msg),
 	CASE(caps_prov_specific), CASE(tx_caps_beyond_info),
 	CASE(rx_caps_tagged),
