@@ -6,11 +6,13 @@
  * a receive buffer too small (FI_ETRUNC, and the endpoint still works),
  * fi_av_remove, FI_SOURCE (fi_cq_readfrom), counters, the -FI_ENOSYS
  * tables and close rules; FI_MSG_PREFIX when the hints offer it (the GRH
- * in the application's prefix). */
+ * in the application's prefix); datagrams that come before any receive
+ * is posted, kept for the first receives. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rdma/fi_tagged.h>
 
@@ -643,6 +645,126 @@ out:
 	dg_ep_close(&q);
 }
 
+/* Datagrams sent before the receiver posted any receive are kept for
+ * its first receives (FI_RIVET_DGRAM_EARLY_RECVS, default 16), in order,
+ * one of them truncated; receives beyond those go to the QP. */
+#define DG_EARLY_SENT 5
+#define DG_EARLY_RECVS 20
+#define DG_EARLY_LEN 64
+
+/* Completions of the first n receives on q (by context), errors too;
+ * the number seen. */
+static int dg_early_collect(struct dg_ep *q, struct fi_context *ctx, int n,
+			    struct fi_cq_err_entry *got, fi_addr_t *src)
+{
+	struct fi_cq_data_entry comp;
+	struct fi_cq_err_entry err;
+	uint64_t end = ft_now_ms() + (uint64_t)ft_opts.timeout_ms;
+	fi_addr_t from;
+	int seen = 0, i;
+	ssize_t ret;
+
+	while (seen < n && ft_now_ms() < end) {
+		ret = fi_cq_readfrom(q->rxcq, &comp, 1, &from);
+		if (ret == -FI_EAVAIL) {
+			memset(&err, 0, sizeof(err));
+			if (fi_cq_readerr(q->rxcq, &err, 0) != 1)
+				return seen;
+			comp.op_context = err.op_context;
+			from = FI_ADDR_NOTAVAIL;
+		} else if (ret != 1) {
+			continue;
+		} else {
+			memset(&err, 0, sizeof(err));
+			err.len = comp.len;
+			err.flags = comp.flags;
+		}
+		for (i = 0; i < n && comp.op_context != &ctx[i]; i++)
+			;
+		if (i == n || got[i].flags)
+			return seen;	/* unknown or twice */
+		got[i] = err;
+		got[i].flags |= FI_RECV;
+		src[i] = from;
+		seen++;
+	}
+	return seen;
+}
+
+static void case_early(void)
+{
+	struct fi_context ctx[DG_EARLY_RECVS], txctx;
+	struct fi_cq_err_entry got[DG_EARLY_RECVS];
+	fi_addr_t src[DG_EARLY_RECVS];
+	struct dg_ep p = { 0 }, q = { 0 };
+	uint8_t *rx = g.rx.ptr, *tx = g.tx.ptr;
+	struct iovec iov[2];
+	void *desc[2] = { g.rx.desc, g.rx.desc };
+	int i, seen, bad = -1;
+	ssize_t ret;
+
+	memset(got, 0, sizeof(got));
+	ret = dg_ep_open_info(&p, g.fab.info, 0, true);
+	if (!ret)
+		ret = dg_ep_open_info(&q, g.fab.info, 0, true);
+	for (i = 0; !ret && i < DG_EARLY_RECVS; i++) {
+		if (i == DG_EARLY_SENT) {	/* the rest after the posts */
+			usleep(300 * 1000);	/* the early ones landed */
+			break;
+		}
+		ft_fill(tx, DG_EARLY_LEN, 400 + i);
+		ret = fi_send(p.ep, tx, DG_EARLY_LEN, g.tx.desc, q.addr,
+			      &txctx);
+		if (!ret && dg_wait("early_send", p.txcq, &txctx, FI_SEND, 0,
+				    NULL))
+			ret = -FI_EIO;
+	}
+	memset(rx, 0, DG_EARLY_RECVS * DG_EARLY_LEN);
+	for (i = 0; !ret && i < DG_EARLY_RECVS; i++) {
+		iov[0].iov_base = rx + i * DG_EARLY_LEN;
+		iov[0].iov_len = i == 2 ? 16 : i == 1 ? 10 : DG_EARLY_LEN;
+		iov[1].iov_base = rx + i * DG_EARLY_LEN + 10;
+		iov[1].iov_len = DG_EARLY_LEN - 10;
+		ret = fi_recvv(q.ep, iov, desc, i == 1 ? 2 : 1,
+			       FI_ADDR_UNSPEC, &ctx[i]);
+	}
+	if (!ft_check(!ret, "early_setup", "%s", dg_err(ret)))
+		goto out;
+	seen = dg_early_collect(&q, ctx, DG_EARLY_SENT, got, src);
+	ft_check(seen == DG_EARLY_SENT, "early_kept", "%d of %d datagrams "
+		 "sent before any receive arrived", seen, DG_EARLY_SENT);
+	for (i = DG_EARLY_SENT; i < DG_EARLY_RECVS; i++) {
+		ft_fill(tx, DG_EARLY_LEN, 400 + i);
+		ret = fi_send(p.ep, tx, DG_EARLY_LEN, g.tx.desc, q.addr,
+			      &txctx);
+		if (ret || dg_wait("early_send", p.txcq, &txctx, FI_SEND, 0,
+				   NULL))
+			break;
+	}
+	seen += dg_early_collect(&q, ctx + DG_EARLY_SENT,
+				 DG_EARLY_RECVS - DG_EARLY_SENT,
+				 got + DG_EARLY_SENT, src + DG_EARLY_SENT);
+	for (i = 0; i < DG_EARLY_RECVS && bad < 0; i++) {
+		bool trunc = i == 2;
+
+		if (!got[i].flags ||
+		    (trunc ? got[i].err != FI_ETRUNC || got[i].len != 16 ||
+			     got[i].olen != DG_EARLY_LEN - 16 :
+			     got[i].err || got[i].len != DG_EARLY_LEN ||
+			     src[i] != p.addr) ||
+		    ft_verify(rx + i * DG_EARLY_LEN, trunc ? 16 : DG_EARLY_LEN,
+			      400 + i) >= 0)
+			bad = i;
+	}
+	ft_check(seen == DG_EARLY_RECVS && bad < 0, "early_in_order",
+		 "%d of %d received; receive %d: err %d len %zu olen %zu",
+		 seen, DG_EARLY_RECVS, bad, bad < 0 ? 0 : got[bad].err,
+		 bad < 0 ? 0 : got[bad].len, bad < 0 ? 0 : got[bad].olen);
+out:
+	dg_ep_close(&p);
+	dg_ep_close(&q);
+}
+
 int main(int argc, char **argv)
 {
 	ft_parse_opts(argc, argv, "FI_EP_DGRAM conformance: two endpoints "
@@ -661,6 +783,7 @@ int main(int argc, char **argv)
 	case_av_remove();
 	case_self();
 	case_readfrom();
+	case_early();
 	case_prefix();
 	case_service();
 	case_counters();

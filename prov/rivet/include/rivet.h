@@ -105,6 +105,7 @@ struct rivet_params {
 	size_t mr_cache_max_size;
 	char *mr_cache_monitor;		/* "userfaultfd" or "disabled" */
 	size_t confirm;	/* 0, 1 or RIVET_CONFIRM_AUTO */
+	size_t dgram_early_recvs;	/* DGRAM: slots posted at fi_enable */
 };
 #define RIVET_POLL_YIELD_AUTO ((size_t)-1)
 #define RIVET_POLL_YIELD_SOFT_USEC 200	/* the default on rxe and siw */
@@ -1312,6 +1313,17 @@ int rivet_dgram_recv_sges(struct rivet_ep *ep, size_t slot, size_t len,
 /* The source lookup of a DGRAM endpoint's receives: NULL without
  * FI_SOURCE. */
 struct rivet_src_resolver *rivet_dgram_source(struct rivet_ep *ep);
+/* A datagram in one of rivet's slots (a GRH, then the payload) into a
+ * receive's buffers (at most len bytes); with FI_MSG_PREFIX the GRH too,
+ * as the device would have put it into the prefix. */
+void rivet_dgram_copy_in(const uint8_t *slot, const struct ibv_wc *wc,
+			 bool prefix, const struct iovec *iov, size_t count,
+			 size_t len);
+/* The first receives of a DGRAM endpoint (rivet_dgram_early.c): 1 when
+ * they are all posted (the receive goes to the QP), else 0 or an error. */
+ssize_t rivet_dgram_early_recv(struct rivet_ep *ep, const struct iovec *iov,
+			       void **desc, size_t count, size_t len,
+			       void *context, uint64_t flags);
 
 /* ---- UD addresses and lengths (rivet_ud_addr.c: pure, unit tested) ----
  * A DGRAM endpoint's name is a struct sockaddr_in6 (FI_SOCKADDR_IN6):

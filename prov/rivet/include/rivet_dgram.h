@@ -19,6 +19,37 @@ struct rivet_ud_ah {
 	uint32_t qpn;
 };
 
+/*
+ * The first datagrams of an endpoint (rivet_dgram_early.c): a UD QP drops
+ * a datagram that finds no receive posted, and peers send right after an
+ * out-of-band handshake, before the application has posted its receives.
+ * So fi_enable posts the first receive slots' own buffers (a GRH and an
+ * MTU each), and the application's first receives wait in software:
+ * datagram i lands in slot i and is copied into receive i, whichever
+ * comes first.  Later receives go to the QP behind the slots, zero copy,
+ * and the slots are never posted again.
+ */
+enum rivet_early_state {
+	RIVET_EARLY_EMPTY,	/* neither the datagram nor the receive */
+	RIVET_EARLY_RECV,	/* the receive waits for its datagram */
+	RIVET_EARLY_DGRAM,	/* the datagram waits for its receive */
+	RIVET_EARLY_DONE,
+};
+
+struct rivet_early_slot {
+	enum rivet_early_state state;
+	struct ibv_wc wc;		/* RIVET_EARLY_DGRAM */
+	struct rivet_srx_recv recv;	/* RIVET_EARLY_RECV */
+};
+
+struct rivet_dgram_early {
+	struct rivet_wc_hook hook;	/* a slot's work completion */
+	struct rivet_lock lock;		/* inside cq->lock */
+	size_t count;			/* slots posted at fi_enable */
+	atomic_size_t left;		/* of them, without a receive yet */
+	struct rivet_early_slot slots[];
+};
+
 struct rivet_dgram {
 	struct rivet_ep *ep;
 	struct rivet_av *av;
@@ -43,7 +74,22 @@ struct rivet_dgram {
 	bool want_source;
 	/* opened on a service address: its SIDR listener (rivet_dgram_cm.c) */
 	struct rivet_dgram_listener *listener_cm;
+	/* its first receives; NULL on a shared receive context's endpoint
+	 * or with FI_RIVET_DGRAM_EARLY_RECVS 0 */
+	struct rivet_dgram_early *early;
 };
+
+/* Whether a receive is one of the first (rivet_dgram_early_recv). */
+static inline bool rivet_dgram_early_open(const struct rivet_dgram *ud)
+{
+	return ud->early &&
+	       atomic_load_explicit(&ud->early->left, memory_order_relaxed);
+}
+
+/* fi_enable: posts the first slots (none on an endpoint of a shared
+ * receive context); fi_close, after the QP: frees them. */
+int rivet_dgram_early_start(struct rivet_ep *ep);
+void rivet_dgram_early_free(struct rivet_dgram *ud);
 
 /* The AH and QPN of dest, making the AH on first use: 0, -FI_EINVAL (not
  * a valid address of the bound AV), or the error of ibv_create_ah. */

@@ -5,6 +5,8 @@
  * destination's address handle and QPN, the receive with the GRH slot and
  * tail that rivet_dgram_recv_sges adds.
  */
+#include <string.h>
+
 #include "rivet_dgram.h"
 
 void rivet_dgram_recv_extra(uint8_t *extra, uint32_t lkey, size_t mtu,
@@ -52,6 +54,26 @@ int rivet_dgram_recv_sges(struct rivet_ep *ep, size_t slot, size_t len,
 				       ud->rx_extra_mr->lkey, ud->mtu, len,
 				       sge, n, num_p);
 	return 0;
+}
+
+void rivet_dgram_copy_in(const uint8_t *slot, const struct ibv_wc *wc,
+			 bool prefix, const struct iovec *iov, size_t count,
+			 size_t len)
+{
+	size_t skip = prefix ? 0 : RIVET_UD_GRH_LEN, left = 0, i, n;
+	const uint8_t *p = slot + skip;
+
+	if (wc->status == IBV_WC_SUCCESS && wc->byte_len > skip)
+		left = wc->byte_len - skip;
+	/* the device wrote it (memcheck does not see that) */
+	RIVET_MEM_DEFINED(slot, skip + left);
+	left = RIVET_MIN(left, len);
+	for (i = 0; i < count && left; i++) {
+		n = RIVET_MIN(left, iov[i].iov_len);
+		memcpy(iov[i].iov_base, p, n);
+		p += n;
+		left -= n;
+	}
 }
 
 /* FI_SOURCE: the sender's name rebuilt from the GRH slot and the work

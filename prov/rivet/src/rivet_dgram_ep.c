@@ -295,6 +295,8 @@ static int rivet_dgram_ep_enable(struct rivet_ep *ep)
 	if (!ret)
 		ret = rivet_dgram_extra_construct(ep, ud);
 	if (!ret)
+		ret = rivet_dgram_early_start(ep);
+	if (!ret)
 		ret = rivet_dgram_listen(ep);
 	if (ret)
 		return ret;
@@ -354,6 +356,7 @@ static int rivet_dgram_ep_close(struct fid *fid)
 	ud->av = NULL;	/* the flush below reports no sources */
 	if (ep->qp)
 		rivet_ep_destroy_qp(ep);
+	rivet_dgram_early_free(ud);	/* after its slots flushed */
 	rivet_dgram_ahs_destroy(ud);
 	if (ud->rx_extra_mr)
 		ibv_dereg_mr(ud->rx_extra_mr);

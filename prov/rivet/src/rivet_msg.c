@@ -274,6 +274,12 @@ ssize_t rivet_ep_post_recv(struct rivet_ep *ep, const struct iovec *iov,
 	if (rivet_iov_check(iov, count, ep->iov_limit, &len) ||
 	    (ep->prefix && (!count || iov[0].iov_len < ep->prefix)))
 		return -FI_EINVAL;
+	if (ep->ud && rivet_dgram_early_open(ep->ud)) {
+		ret = rivet_dgram_early_recv(ep, iov, desc, count, len,
+					     context, flags);
+		if (ret != 1)	/* 1: the early slots all have theirs */
+			return ret;
+	}
 	rivet_lock_acquire(&ep->lock);
 	ret = rivet_ep_post_recv_locked(ep, iov, desc, count, len, context,
 					flags, NULL);

@@ -22,6 +22,7 @@ struct rivet_params g_rivet_params = {
 	.mr_cache_max_size = (size_t)1 << 30,
 	.mr_cache_monitor = NULL,
 	.confirm = RIVET_CONFIRM_AUTO,
+	.dgram_early_recvs = 16,
 };
 
 enum rivet_param_kind { RIVET_P_SIZE, RIVET_P_STR, RIVET_P_BOOL };
@@ -58,6 +59,12 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "smaller than the port's (for test programs that size their "
 	  "buffers from it on hosts that cannot pin that much; default: "
 	  "0, the port's limit, capped at 1 GiB)" },
+	{ "dgram_early_recvs", RIVET_P_SIZE,
+	  &g_rivet_params.dgram_early_recvs,
+	  "DGRAM: datagrams an endpoint takes from fi_enable on, before the "
+	  "application has posted receives (the first this many are copied "
+	  "into its first receives; 0: none, a datagram that finds no "
+	  "receive is dropped) (default: 16)" },
 	{ "rdm_rx_bufs", RIVET_P_SIZE, &g_rivet_params.rdm_rx_bufs,
 	  "RDM: receive buffers in an endpoint's shared receive queue "
 	  "(default: 512)" },

@@ -97,22 +97,8 @@ static void rivet_srx_dgram_copy(struct rivet_srx *srx, struct rivet_ep *ep,
 				 const struct rivet_srx_recv *r,
 				 struct rivet_wr_ctx *out)
 {
-	const uint8_t *p = rivet_srx_slot(srx, slot) + RIVET_UD_GRH_LEN;
-	size_t left = wc->byte_len > RIVET_UD_GRH_LEN ?
-		      wc->byte_len - RIVET_UD_GRH_LEN : 0;
-	size_t i, n;
-
-	if (wc->status != IBV_WC_SUCCESS)
-		left = 0;
-	/* the device wrote it (memcheck does not see that) */
-	RIVET_MEM_DEFINED(p - RIVET_UD_GRH_LEN, RIVET_UD_GRH_LEN + left);
-	left = RIVET_MIN(left, r->len);
-	for (i = 0; i < r->count && left; i++) {
-		n = RIVET_MIN(left, r->iov[i].iov_len);
-		memcpy(r->iov[i].iov_base, p, n);
-		p += n;
-		left -= n;
-	}
+	rivet_dgram_copy_in(rivet_srx_slot(srx, slot), wc, false, r->iov,
+			    r->count, r->len);
 	*out = (struct rivet_wr_ctx) {
 		.ep = ep, .context = r->context, .flags = FI_RECV | FI_MSG,
 		.len = r->len, .buf = r->count ? r->iov[0].iov_base : NULL,
