@@ -69,24 +69,12 @@ static ssize_t mr_step(ssize_t ret, const char *what)
 
 static int mr_connect(void)
 {
-	uint8_t buf[sizeof(struct fi_eq_cm_entry) + 256];
-	struct fi_eq_cm_entry *entry = (void *)buf;
-	struct fi_info *hints, *cinfo, *req = NULL;
-	uint64_t end = ft_now_ms() + (uint64_t)ft_opts.timeout_ms;
-	uint32_t event;
+	struct fi_info *cinfo, *req = NULL;
 	ssize_t ret;
 
 	ret = ft_eq_open(g.fab.fabric, FI_WAIT_UNSPEC, &g.eq);
 	ret = ret ? ret : ft_listen(&g.fab);
-	hints = ret ? NULL : fi_dupinfo(g.info);
-	if (!hints)
-		return ret ? (int)ret : -FI_ENOMEM;
-	free(hints->src_addr);
-	hints->src_addr = NULL;
-	hints->src_addrlen = 0;
-	ret = fi_getinfo(FT_FIVERSION, ft_opts.src_addr, ft_opts.src_port, 0,
-			 hints, &cinfo);
-	fi_freeinfo(hints);
+	ret = ret ? ret : ft_self_client_info(g.info, &cinfo);
 	if (ret)
 		return (int)ret;
 	ret = mr_step(fi_endpoint(g.fab.domain, cinfo, &g.tx, NULL),
@@ -98,19 +86,7 @@ static int mr_connect(void)
 	ret = ret ? ret : mr_step(fi_connect(g.tx, cinfo->dest_addr, NULL, 0),
 				  "connect");
 	fi_freeinfo(cinfo);
-	while (!ret && !req) {	/* manual control progress: both EQs */
-		ret = fi_eq_read(g.eq, &event, buf, sizeof(buf), 0);
-		if (ret == -FI_EAGAIN)
-			ret = fi_eq_read(g.fab.peq, &event, buf, sizeof(buf),
-					 0);
-		if (ret > 0 && event == FI_CONNREQ) {
-			req = entry->info;
-			ret = 0;
-		} else if (ret == -FI_EAGAIN)
-			ret = ft_now_ms() < end ? 0 : -FI_ETIMEDOUT;
-		else
-			ret = ret < 0 ? ret : -FI_EOTHER;
-	}
+	ret = ret ? ret : ft_self_wait_connreq(&g.fab, g.eq, &req);
 	if (ret)
 		return (int)mr_step(ret, "connection request");
 	ft_check(req->caps & FI_MULTI_RECV, "mrecv_connreq_caps",

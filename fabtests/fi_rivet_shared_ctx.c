@@ -119,53 +119,17 @@ static int sc_setup_connless(void)
 	return ret;
 }
 
-/* Control progress is manual: the connecting side's EQ is read while
- * the listener's waits for the request. */
-static int sc_wait_connreq(struct fi_info **req)
-{
-	uint8_t buf[sizeof(struct fi_eq_cm_entry) + 256];
-	struct fi_eq_cm_entry *entry = (void *)buf;
-
-	*req = NULL;
-	uint64_t end = ft_now_ms() + (uint64_t)ft_opts.timeout_ms;
-	uint32_t event;
-	ssize_t ret;
-
-	do {
-		ret = fi_eq_read(g.eq, &event, buf, sizeof(buf), 0);
-		if (ret != -FI_EAGAIN)
-			return ret < 0 ? (int)ret : -FI_EOTHER;
-		ret = fi_eq_read(g.fab.peq, &event, buf, sizeof(buf), 0);
-		if (ret > 0 && event == FI_CONNREQ) {
-			*req = entry->info;
-			return 0;
-		}
-		if (ret != -FI_EAGAIN)
-			return ret < 0 ? (int)ret : -FI_EOTHER;
-	} while (ft_now_ms() < end);
-	return -FI_ETIMEDOUT;
-}
-
 /* MSG: tx[i] connects to the listener, rx[i] is its accepted side */
 static int sc_setup_msg(void)
 {
-	struct fi_info *cinfo, *hints, *req;
+	struct fi_info *cinfo, *req;
 	int i, ret;
 
 	ret = ft_eq_open(g.fab.fabric, FI_WAIT_UNSPEC, &g.eq);
 	if (!ret)
 		ret = ft_listen(&g.fab);
-	if (ret)
-		return ret;
-	hints = fi_dupinfo(g.info);
-	if (!hints)
-		return -FI_ENOMEM;
-	free(hints->src_addr);
-	hints->src_addr = NULL;
-	hints->src_addrlen = 0;
-	ret = fi_getinfo(FT_FIVERSION, ft_opts.src_addr, ft_opts.src_port, 0,
-			 hints, &cinfo);
-	fi_freeinfo(hints);
+	if (!ret)
+		ret = ft_self_client_info(g.info, &cinfo);
 	if (ret)
 		return ret;
 	for (i = 0; !ret && i < SC_EPS; i++) {
@@ -179,7 +143,7 @@ static int sc_setup_msg(void)
 		if (!ret)
 			ret = fi_connect(g.tx[i], cinfo->dest_addr, NULL, 0);
 		if (!ret)
-			ret = sc_wait_connreq(&req);
+			ret = ft_self_wait_connreq(&g.fab, g.eq, &req);
 		if (ret) {
 			ft_info("connection %d: connect: %s", i,
 				fi_strerror(-ret));

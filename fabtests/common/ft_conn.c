@@ -3,6 +3,7 @@
  * waits on EQs and CQs that always end, small control messages. */
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -188,6 +189,47 @@ int ft_client_connect(struct ft_fab *fab, struct ft_conn *conn)
 }
 
 /* Close what ft_conn_open opened; keeps tx_bind_flags and txcntr. */
+int ft_self_client_info(const struct fi_info *info, struct fi_info **cinfo)
+{
+	struct fi_info *hints = fi_dupinfo(info);
+	int ret;
+
+	if (!hints)
+		return -FI_ENOMEM;
+	free(hints->src_addr);
+	hints->src_addr = NULL;
+	hints->src_addrlen = 0;
+	ret = fi_getinfo(FT_FIVERSION, ft_opts.src_addr, ft_opts.src_port, 0,
+			 hints, cinfo);
+	fi_freeinfo(hints);
+	return ret;
+}
+
+int ft_self_wait_connreq(struct ft_fab *fab, struct fid_eq *eq,
+			 struct fi_info **req)
+{
+	uint8_t buf[sizeof(struct fi_eq_cm_entry) + 256];
+	struct fi_eq_cm_entry *entry = (void *)buf;
+	uint64_t end = ft_now_ms() + (uint64_t)ft_opts.timeout_ms;
+	uint32_t event;
+	ssize_t ret;
+
+	*req = NULL;
+	do {
+		ret = fi_eq_read(eq, &event, buf, sizeof(buf), 0);
+		if (ret != -FI_EAGAIN)
+			return ret < 0 ? (int)ret : -FI_EOTHER;
+		ret = fi_eq_read(fab->peq, &event, buf, sizeof(buf), 0);
+		if (ret > 0 && event == FI_CONNREQ) {
+			*req = entry->info;
+			return 0;
+		}
+		if (ret != -FI_EAGAIN)
+			return ret < 0 ? (int)ret : -FI_EOTHER;
+	} while (ft_now_ms() < end);
+	return -FI_ETIMEDOUT;
+}
+
 void ft_conn_close(struct ft_conn *conn)
 {
 	ft_oob_watch(NULL, NULL);

@@ -147,6 +147,12 @@ int ft_connect_finish(struct ft_conn *conn, const void *param, size_t len,
 int ft_server_connect(struct ft_fab *fab, struct ft_conn *conn);
 int ft_client_connect(struct ft_fab *fab, struct ft_conn *conn);
 void ft_conn_close(struct ft_conn *conn);
+/* One process connecting to its own listener: the client's info (info
+ * without its source address, to the listener's), and the request, with
+ * control progress manual (eq, the client's EQ, is read meanwhile). */
+int ft_self_client_info(const struct fi_info *info, struct fi_info **cinfo);
+int ft_self_wait_connreq(struct ft_fab *fab, struct fid_eq *eq,
+			 struct fi_info **req);
 
 /* bounded waits */
 ssize_t ft_eq_wait(struct fid_eq *eq, uint32_t *event, void *buf, size_t len,
