@@ -33,6 +33,7 @@ enum at_kind { AT_WRITE, AT_FETCH, AT_COMPARE };
 struct at_keys {
 	uint64_t addr, key, len;
 	uint64_t ro_addr, ro_key;
+	uint64_t wo_addr, wo_key;	/* -E: counted for writes only */
 };
 
 struct at_state {
@@ -44,14 +45,17 @@ struct at_state {
 	struct fid_cq *rxcq;		/* -E, rank 0: the remote events */
 	struct fid_cntr *rrcntr, *rwcntr;	/* -E, rank 0 */
 	struct fid_cntr *mrcntr, *rocntr;	/* -E, rank 0: on the regions */
+	struct fid_cntr *wocntr;	/* -E, rank 0: FI_REMOTE_WRITE only */
 	bool events;			/* -E */
 	uint8_t name[FT_RDM_NAME_MAX];
 	size_t namelen;
 	fi_addr_t addr[AT_MAX];
-	struct ft_buf rw, ro;	/* rank 0: the targets */
+	struct ft_buf rw, ro, wo;	/* rank 0: the targets */
 	struct ft_buf local;	/* operands and results */
 	struct at_keys keys;
 	uint64_t writes, reads, errs;	/* rank 1: expected counter values */
+	uint64_t wo_n[2];	/* rank 1: atomics on region wo; of them
+				 * those that modified it */
 	struct fi_context2 ctx;
 	const char *dir;
 	int n, rank;
@@ -577,10 +581,47 @@ static void at_rma(void)
 		 fi_strerror((int)-ret) : ft_comp_str(&comp));
 }
 
+/* -E, rank 1: fetching atomics on a region whose counter counts remote
+ * writes only (fi_mr_bind FI_REMOTE_WRITE): fi_mr(3) counts every atomic
+ * that modifies the region there, a swap or a fetch-and-add too (Sandia
+ * OpenSHMEM sleeps on such a counter until a peer's swap lands); a plain
+ * fetch (FI_ATOMIC_READ) modifies nothing and does not count. */
+static void at_write_counted(void)
+{
+	uint64_t *l = (uint64_t *)((uint8_t *)g_at.local.ptr + 1024);
+	uint64_t raddr = g_at.keys.wo_addr, key = g_at.keys.wo_key;
+	struct ft_comp comp;
+	int ret;
+
+	l[0] = 1;	/* the operand */
+	l[1] = 1;	/* the compare value: the word after the add */
+	ret = at_do(AT_FETCH, FI_SUM, FI_UINT64, raddr, key, 1, l, NULL,
+		    l + 2, &comp);
+	g_at.wo_n[0] += !ret;
+	l[0] = 5;
+	ret = ret ? ret : at_do(AT_COMPARE, FI_CSWAP, FI_UINT64, raddr, key,
+				1, l, l + 1, l + 2, &comp);
+	g_at.wo_n[0] += !ret;
+	l[0] = 7;
+	if (!ret && at_has(AT_FETCH, FI_ATOMIC_WRITE, FI_UINT64)) {
+		ret = at_do(AT_FETCH, FI_ATOMIC_WRITE, FI_UINT64, raddr, key,
+			    1, l, NULL, l + 2, &comp);
+		g_at.wo_n[0] += !ret;
+	}
+	g_at.wo_n[1] = g_at.wo_n[0];
+	if (!ret && at_has(AT_FETCH, FI_ATOMIC_READ, FI_UINT64)) {
+		ret = at_do(AT_FETCH, FI_ATOMIC_READ, FI_UINT64, raddr, key,
+			    1, NULL, NULL, l + 2, &comp);
+		g_at.wo_n[0] += !ret;
+	}
+	ft_check(!ret, "atomic_write_counted_ops", "%s", ret < 0 ?
+		 fi_strerror(-ret) : ft_comp_str(&comp));
+}
+
 /* Rank 0: the others' counts against its remote counters and events. */
 static void at_events_check(void)
 {
-	uint64_t want[2] = { 0, 0 }, got[2] = { 0, 0 }, c[2];
+	uint64_t want[2] = { 0, 0 }, got[2] = { 0, 0 }, c[2], wo[2], region;
 	struct fi_cq_tagged_entry e;
 	char key[32];
 	ssize_t n;
@@ -596,17 +637,29 @@ static void at_events_check(void)
 		want[0] += c[0];
 		want[1] += c[1];
 	}
+	/* wo[0] operations on region wo, wo[1] of them modified it */
+	if (ft_rdm_lookup(g_at.dir, "wo", wo, sizeof(wo),
+			  ft_opts.timeout_ms) != sizeof(wo))
+		wo[0] = wo[1] = UINT64_MAX / 2;
+	ret = fi_cntr_wait(g_at.wocntr, wo[1], 5000);
+	ft_check(!ret && fi_cntr_read(g_at.wocntr) == wo[1],
+		 "atomic_region_write_counter", "%d: %llu, want %llu (the "
+		 "atomics that modified the region, fetching ones too)", ret,
+		 (unsigned long long)fi_cntr_read(g_at.wocntr),
+		 (unsigned long long)wo[1]);
+	/* the regions rw and ro: everything but what went to wo */
+	region = want[0] + want[1] - wo[0];
 	ret = fi_cntr_wait(g_at.rwcntr, want[0], 5000);
 	ret = ret ? ret : fi_cntr_wait(g_at.rrcntr, want[1], 5000);
-	ret = ret ? ret : fi_cntr_wait(g_at.mrcntr, want[0] + want[1] -
+	ret = ret ? ret : fi_cntr_wait(g_at.mrcntr, region -
 				       fi_cntr_read(g_at.rocntr), 5000);
 	ft_check(!ret && fi_cntr_read(g_at.mrcntr) +
-		 fi_cntr_read(g_at.rocntr) == want[0] + want[1],
+		 fi_cntr_read(g_at.rocntr) == region,
 		 "atomic_region_counters", "%d: read-write region %llu, "
 		 "read-only region %llu; want %llu together", ret,
 		 (unsigned long long)fi_cntr_read(g_at.mrcntr),
 		 (unsigned long long)fi_cntr_read(g_at.rocntr),
-		 (unsigned long long)(want[0] + want[1]));
+		 (unsigned long long)region);
 	ft_check(!ret && fi_cntr_read(g_at.rwcntr) == want[0] &&
 		 fi_cntr_read(g_at.rrcntr) == want[1], "atomic_remote_counters",
 		 "%d: remote writes %llu, reads %llu; want %llu, %llu", ret,
@@ -814,6 +867,9 @@ static int at_region_cntrs(void)
 	ret = fi_mr_bind(rw, &g_at.mrcntr->fid,
 			 FI_REMOTE_READ | FI_REMOTE_WRITE);
 	ret = ret ? ret : fi_mr_bind(ro, &g_at.rocntr->fid, FI_REMOTE_READ);
+	ret = ret ? ret : at_cntr_open(&g_at.wocntr);
+	ret = ret ? ret : fi_mr_bind(g_at.wo.mr, &g_at.wocntr->fid,
+				     FI_REMOTE_WRITE);
 	if (ret)
 		return ret;
 	ft_check(fi_mr_bind(rw, &g_at.rocntr->fid, FI_REMOTE_READ) ==
@@ -822,6 +878,7 @@ static int at_region_cntrs(void)
 	if (g_at.fab.info->domain_attr->mr_mode & FI_MR_RMA_EVENT) {
 		ret = fi_mr_enable(rw);
 		ret = ret ? ret : fi_mr_enable(ro);
+		ret = ret ? ret : fi_mr_enable(g_at.wo.mr);
 	}
 	return ret;
 }
@@ -840,6 +897,8 @@ static int at_keys(void)
 	ret = ft_buf_alloc(d, AT_REGION, FI_REMOTE_READ | FI_REMOTE_WRITE,
 			   &g_at.rw);
 	ret = ret ? ret : ft_buf_alloc(d, AT_RO_LEN, FI_REMOTE_READ, &g_at.ro);
+	ret = ret ? ret : ft_buf_alloc(d, 4096, FI_REMOTE_READ |
+				       FI_REMOTE_WRITE, &g_at.wo);
 	if (ret)
 		return ret;
 	*(uint64_t *)g_at.ro.ptr = 0x5eed;
@@ -852,6 +911,7 @@ static int at_keys(void)
 		.addr = at_raddr(g_at.rw.ptr), .key = fi_mr_key(g_at.rw.mr),
 		.len = g_at.rw.len, .ro_addr = at_raddr(g_at.ro.ptr),
 		.ro_key = fi_mr_key(g_at.ro.mr),
+		.wo_addr = at_raddr(g_at.wo.ptr), .wo_key = fi_mr_key(g_at.wo.mr),
 	};
 	return ft_rdm_publish(g_at.dir, "keys", &g_at.keys, sizeof(g_at.keys));
 }
@@ -897,8 +957,12 @@ int main(int argc, char **argv)
 	if (!at_setup()) {
 		if (g_at.rank == 1) {
 			at_sweep();
-			if (g_at.events)
+			if (g_at.events) {
 				at_rma();
+				at_write_counted();
+				ft_rdm_publish(g_at.dir, "wo", g_at.wo_n,
+					       sizeof(g_at.wo_n));
+			}
 			at_errors();
 			at_lock();
 			at_counters();
@@ -936,10 +1000,12 @@ int main(int argc, char **argv)
 	ft_close_fid(g_at.av ? &g_at.av->fid : NULL, "av");
 	ft_buf_free(&g_at.rw);
 	ft_buf_free(&g_at.ro);
+	ft_buf_free(&g_at.wo);
 	ft_buf_free(&g_at.local);
 	/* after the regions they count for */
 	ft_close_fid(g_at.mrcntr ? &g_at.mrcntr->fid : NULL, "cntr");
 	ft_close_fid(g_at.rocntr ? &g_at.rocntr->fid : NULL, "cntr");
+	ft_close_fid(g_at.wocntr ? &g_at.wocntr->fid : NULL, "cntr");
 	ft_fab_close(&g_at.fab);
 	return ft_summary();
 }

@@ -262,10 +262,14 @@ static int rivet_atomic_execute(struct rivet_rdm_ep *ep,
 				   operands + n * size : NULL,
 				   kind == RIVET_ATOMIC_WRITE ? NULL : old, n);
 		pthread_mutex_unlock(&g_rivet_atomic_lock);
-		if (ep->rma_event)	/* as rivet_atomic_handle_req counts */
-			rivet_mr_rma_event_locked(mr, kind == RIVET_ATOMIC_WRITE ?
-						  FI_REMOTE_WRITE :
-						  FI_REMOTE_READ);
+		/* fi_mr(3): a region's FI_REMOTE_WRITE counter counts every
+		 * atomic that modifies it, fetching ones too (SOS waits on
+		 * one for a swap); FI_REMOTE_READ ones count fetches */
+		if (ep->rma_event)
+			rivet_mr_rma_event_locked(mr,
+				(op == FI_ATOMIC_READ ? 0 : FI_REMOTE_WRITE) |
+				(kind == RIVET_ATOMIC_WRITE ? 0 :
+				 FI_REMOTE_READ));
 	}
 	pthread_mutex_unlock(&dom->mr_lock);
 	return status;

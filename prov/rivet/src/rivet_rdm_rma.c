@@ -633,7 +633,10 @@ void rivet_rma_handle_event(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 
 	if (!ep->rma_event)
 		return;
-	rivet_mr_rma_event(ep->domain, ev->rkey, dir);
+	/* a verbs atomic modifies the region, fetching or not (fi_mr(3)) */
+	rivet_mr_rma_event(ep->domain, ev->rkey, dir |
+			   ((ev->flags & RIVET_RMA_EV_ATOMIC) ?
+			    FI_REMOTE_WRITE : 0));
 	if (ev->flags & RIVET_RMA_EV_REGION_ONLY)
 		return;
 	rivet_rma_event(ep, conn, ((ev->flags & RIVET_RMA_EV_ATOMIC) ?

@@ -182,7 +182,8 @@ ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
 			  count, srx->iov_limit);
 		return -FI_EINVAL;
 	}
-	ret = rivet_recv_sges(iov, desc, count, sge + (ud ? 1 : 0), &num);
+	/* DGRAM: only the descriptors' check (nothing is posted) */
+	ret = rivet_recv_sges(iov, desc, count, sge, &num);
 	if (ret) {
 		RIVET_DBG(EP_DATA, "srx receive: a buffer without desc\n");
 		return ret;
