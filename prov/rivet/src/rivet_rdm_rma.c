@@ -630,17 +630,14 @@ void rivet_rma_handle_event(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	const struct rivet_wire_rma_event *ev = (const void *)(hdr + 1);
 	uint64_t dir = (ev->flags & RIVET_RMA_EV_READ) ? FI_REMOTE_READ :
 							 FI_REMOTE_WRITE;
+	uint64_t kind = (ev->flags & RIVET_RMA_EV_ATOMIC) ? FI_ATOMIC : FI_RMA;
 
 	if (!ep->rma_event)
 		return;
-	/* a verbs atomic modifies the region, fetching or not (fi_mr(3)) */
-	rivet_mr_rma_event(ep->domain, ev->rkey, dir |
-			   ((ev->flags & RIVET_RMA_EV_ATOMIC) ?
-			    FI_REMOTE_WRITE : 0));
-	if (ev->flags & RIVET_RMA_EV_REGION_ONLY)
-		return;
-	rivet_rma_event(ep, conn, ((ev->flags & RIVET_RMA_EV_ATOMIC) ?
-				   FI_ATOMIC : FI_RMA) | dir, ev->len);
+	rivet_mr_rma_event(ep->domain, ev->rkey,	/* fi_mr(3): atomics */
+			   kind == FI_ATOMIC ? dir | FI_REMOTE_WRITE : dir);
+	if (!(ev->flags & RIVET_RMA_EV_REGION_ONLY))
+		rivet_rma_event(ep, conn, kind | dir, ev->len);
 }
 
 /* Remote CQ data completions are always reported (fi_cq(3)), whatever
