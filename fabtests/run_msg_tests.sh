@@ -184,6 +184,7 @@ if [ "$prov" = rivet ]; then
 	# shared receive contexts over an SRQ, shared transmit contexts
 	run_single_as fi_rivet_shared_ctx_msg fi_rivet_shared_ctx -e msg \
 		-s "$addr"
+	# FI_MULTI_RECV buffers on MSG endpoints
 	run_single fi_rivet_mrecv -s "$addr"
 	run_single_as fi_rivet_shared_ctx_dgram fi_rivet_shared_ctx -e dgram \
 		-s "$addr"
