@@ -9,6 +9,10 @@
  *   server: read-check -s ADDR [-p PORT] [-l LEN]
  *   client: read-check -c ADDR [-p PORT] [-l LEN] [-n READS] [-t SECS]
  *                      [-k DEPTH]   (reads in flight at once, default 1)
+ *   both:   [-w]        an RDMA write (of the bytes already there) into the
+ *                       peer's buffer after each read: the peer's
+ *                       acknowledgements then share the QP with the reads
+ *           [-C CHUNK]  each read as reads of at most CHUNK bytes
  *
  * Build: cc -O2 -o read-check contrib/read-check.c -lrdmacm -libverbs
  * (run it on two nodes of contrib/vm/rivet-vm -N 2, with rivet-fault).
@@ -37,6 +41,9 @@ struct rc_info {
 	uint32_t len;
 };
 
+static bool g_write;		/* -w */
+static size_t g_chunk;		/* -C */
+
 static uint8_t rc_byte(size_t i)
 {
 	return (uint8_t)(i * 131 + (i >> 10) * 7 + 1);	/* never all 0 */
@@ -57,7 +64,8 @@ static int rc_ep(const char *addr, const char *port, bool server,
 		perror("rdma_getaddrinfo");
 		return -1;
 	}
-	attr.cap.max_send_wr = attr.cap.max_recv_wr = 32;
+	attr.cap.max_send_wr = 4096;
+	attr.cap.max_recv_wr = 32;
 	attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
 	attr.qp_type = IBV_QPT_RC;
 	attr.sq_sig_all = 1;
@@ -86,35 +94,57 @@ static void rc_ranges(const uint8_t *buf, size_t len, long n)
 	printf("\n");
 }
 
-/* READs of the peer's buffer, depth at a time, for secs or reads. */
+/* READs of the peer's buffer, depth at a time, for secs or reads; each
+ * read in pieces of at most g_chunk bytes, and with -w a write after it. */
 static int rc_reader(struct rdma_cm_id *id, const struct rc_info *info,
 		     size_t len, long reads, int secs, int depth)
 {
-	struct ibv_mr *mr;
+	struct ibv_mr *mr, *wmr;
 	struct ibv_wc wc;
-	uint8_t *bufs, *buf;
+	uint8_t *bufs, *buf, wsrc[64];
 	long n = 0, posted = 0, ok = 0, wrong = 0, errors = 0;
 	time_t end = time(NULL) + secs;
-	int inflight = 0, next = 0;
-	size_t i;
+	int inflight = 0, next = 0, *left;
+	size_t i, off, part, chunk;
 
 	if (info->len < len)
 		len = info->len;
+	chunk = g_chunk && g_chunk < len ? g_chunk : len;
+	for (i = 0; i < sizeof(wsrc); i++)
+		wsrc[i] = rc_byte(i);
 	bufs = calloc((size_t)depth, len);
+	left = calloc((size_t)depth, sizeof(*left));
 	mr = bufs ? ibv_reg_mr(id->pd, bufs, (size_t)depth * len,
 			       IBV_ACCESS_LOCAL_WRITE) : NULL;
-	if (!mr)
+	wmr = ibv_reg_mr(id->pd, wsrc, sizeof(wsrc), 0);
+	if (!mr || !wmr || !left)
 		return 2;
 	for (;;) {
 		while (inflight < depth && posted < reads &&
 		       time(NULL) < end && !errors) {
-			buf = bufs + (size_t)(next % depth) * len;
+			int slot = next % depth;
+
+			buf = bufs + (size_t)slot * len;
 			memset(buf, 0, len);
-			if (rdma_post_read(id, (void *)(uintptr_t)(next % depth),
-					   buf, len, mr, 0, info->addr,
-					   info->rkey)) {
-				perror("rdma_post_read");
-				return 2;
+			for (off = 0; off < len; off += part) {
+				part = len - off < chunk ? len - off : chunk;
+				if (rdma_post_read(id, (void *)(uintptr_t)slot,
+						   buf + off, part, mr, 0,
+						   info->addr + off,
+						   info->rkey)) {
+					perror("rdma_post_read");
+					return 2;
+				}
+				left[slot]++;
+			}
+			if (g_write) {
+				if (rdma_post_write(id, (void *)(uintptr_t)-1,
+						    wsrc, sizeof(wsrc), wmr, 0,
+						    info->addr, info->rkey)) {
+					perror("rdma_post_write");
+					return 2;
+				}
+				left[slot]++;
 			}
 			next++;
 			posted++;
@@ -126,14 +156,24 @@ static int rc_reader(struct rdma_cm_id *id, const struct rc_info *info,
 			perror("rdma_get_send_comp");
 			return 2;
 		}
-		inflight--;
-		n++;
 		if (wc.status != IBV_WC_SUCCESS) {
 			if (!errors++)
-				printf("read %ld: %s\n", n,
+				printf("read %ld: %s\n", n + 1,
 				       ibv_wc_status_str(wc.status));
+			if (wc.wr_id != (uint64_t)-1 && --left[wc.wr_id] == 0) {
+				inflight--;
+				n++;
+			}
 			continue;
 		}
+		if (wc.wr_id == (uint64_t)-1)	/* a write: the oldest slot's */
+			continue;
+		if (--left[wc.wr_id] > (g_write ? 1 : 0))
+			continue;
+		if (g_write)
+			left[wc.wr_id] = 0;	/* its write's WC is not waited */
+		inflight--;
+		n++;
 		buf = bufs + (size_t)wc.wr_id * len;
 		for (i = 0; i < len && buf[i] == rc_byte(i); i++)
 			;
@@ -144,8 +184,9 @@ static int rc_reader(struct rdma_cm_id *id, const struct rc_info *info,
 		if (!wrong++)
 			rc_ranges(buf, len, n);
 	}
-	printf("reads %ld ok %ld wrong %ld errors %ld (%zu bytes each, %d in "
-	       "flight)\n", n, ok, wrong, errors, len, depth);
+	printf("reads %ld ok %ld wrong %ld errors %ld (%zu bytes each in "
+	       "pieces of %zu, %d in flight, writes %s)\n", n, ok, wrong,
+	       errors, len, chunk, depth, g_write ? "yes" : "no");
 	return wrong ? 1 : errors ? 3 : 0;
 }
 
@@ -163,7 +204,7 @@ int main(int argc, char **argv)
 	int op, secs = 60, depth = 1, ret;
 	uint8_t *src, done = 1, got;
 
-	while ((op = getopt(argc, argv, "s:c:p:l:n:t:k:")) != -1) {
+	while ((op = getopt(argc, argv, "s:c:p:l:n:t:k:wC:")) != -1) {
 		switch (op) {
 		case 's': server = optarg; break;
 		case 'c': client = optarg; break;
@@ -172,9 +213,12 @@ int main(int argc, char **argv)
 		case 'n': reads = strtol(optarg, NULL, 0); break;
 		case 't': secs = atoi(optarg); break;
 		case 'k': depth = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
+		case 'w': g_write = true; break;
+		case 'C': g_chunk = strtoul(optarg, NULL, 0); break;
 		default:
 			fprintf(stderr, "usage: %s -s ADDR | -c ADDR [-p PORT] "
-				"[-l LEN] [-n READS] [-t SECS] [-k DEPTH]\n",
+				"[-l LEN] [-n READS] [-t SECS] [-k DEPTH] [-w] "
+				"[-C CHUNK]\n",
 				argv[0]);
 			return 2;
 		}
@@ -183,7 +227,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: -s or -c\n", argv[0]);
 		return 2;
 	}
-	attr.cap.max_send_wr = attr.cap.max_recv_wr = 32;
+	attr.cap.max_send_wr = 4096;
+	attr.cap.max_recv_wr = 32;
 	attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
 	attr.qp_type = IBV_QPT_RC;
 	attr.sq_sig_all = 1;
@@ -207,7 +252,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < len; i++)
 		src[i] = rc_byte(i);
 	mr = ibv_reg_mr(id->pd, src, len, IBV_ACCESS_LOCAL_WRITE |
-			IBV_ACCESS_REMOTE_READ);
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
 	dmr = ibv_reg_mr(id->pd, &got, 1, IBV_ACCESS_LOCAL_WRITE);
 	if (!mr || !dmr || rdma_post_recv(id, NULL, &got, 1, dmr))
 		return 2;
@@ -215,7 +260,8 @@ int main(int argc, char **argv)
 	param.private_data = &mine;
 	param.private_data_len = sizeof(mine);
 	param.responder_resources = param.initiator_depth = 16;
-	param.retry_count = param.rnr_retry_count = 7;
+	param.retry_count = 6;
+	param.rnr_retry_count = 7;
 	if (server ? rdma_accept(id, &param) : rdma_connect(id, &param)) {
 		perror(server ? "rdma_accept" : "rdma_connect");
 		return 2;

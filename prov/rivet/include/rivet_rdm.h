@@ -147,6 +147,10 @@ struct rivet_rma_wr {
 	int err, prov_errno;		/* the first failure among them */
 	size_t count;			/* > 0: a READ into the staging slot, */
 	struct iovec iov[RIVET_RDM_IOV_LIMIT];	/* copied here at the end */
+	bool seg;			/* a READ in pieces of ep->read_seg */
+	uint8_t seg_held;		/* units of ep->ctrl_free its pieces
+					 * in flight beyond the first hold */
+	uint64_t seg_off;		/* the bytes its pieces posted cover */
 };
 
 struct rivet_tx_op {
@@ -218,7 +222,8 @@ struct rivet_rndv_rx {
 	struct rivet_rx_op *rx;		/* its receive, or NULL when discarded */
 	struct rivet_wire_rts rts;
 	struct rivet_cq_entry comp;
-	size_t nreads, reads_done;
+	size_t nreads, reads_done;	/* posted and completed, in all */
+	uint64_t planned;		/* bytes the posted reads cover */
 	bool registered;
 	uint32_t lkeys[RIVET_RDM_IOV_LIMIT];
 	int status;			/* positive FI_E* */
@@ -293,6 +298,7 @@ struct rivet_rdm_ep {
 	unsigned int inj_max;		/* RIVET_RDM_INJ_MAX, or less room */
 	unsigned int inj_signal;	/* RIVET_RDM_INJ_SIGNAL, <= inj_max */
 	bool confirm;		/* FI_RIVET_CONFIRM */
+	size_t read_seg;	/* FI_RIVET_READ_SEG; SIZE_MAX: no limit */
 	/* verbs resources */
 	struct rdma_event_channel *cm_channel;
 	unsigned int progress_passes;	/* see rivet_rdm_progress_locked */
@@ -465,13 +471,13 @@ void rivet_rx_op_free(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx);
  * fit; the bytes that fit are still read). */
 int rivet_rndv_rts_accept(const struct rivet_wire_rts *rts, uint64_t len,
 			  size_t cap, uint64_t *olen_p, int *prov_errno_p);
-/* The RDMA reads (at most max, each at most chunk bytes) that move len
- * bytes of the RTS's segments into the iovs; returns how many. */
+/* The RDMA reads (at most max, each at most chunk bytes) that move bytes
+ * [off, len) of the RTS's segments into the iovs; returns how many. */
 size_t rivet_rndv_plan(const struct iovec *iov, size_t count,
 		       const uint32_t *lkeys, const struct rivet_wire_rts *rts,
-		       uint64_t len, size_t chunk, uint64_t wr_id,
-		       struct ibv_send_wr *wrs, struct ibv_sge *sges,
-		       size_t max);
+		       uint64_t off, uint64_t len, size_t chunk,
+		       uint64_t wr_id, struct ibv_send_wr *wrs,
+		       struct ibv_sge *sges, size_t max);
 /* The end of a rendezvous at the receiver with status (positive FI_E*,
  * 0): adjusts its completion, returns the status its FIN carries. */
 int32_t rivet_rndv_outcome(int status, int prov_errno,
@@ -541,6 +547,27 @@ void rivet_atomic_handle_resp(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 int rivet_ctrl_send(struct rivet_conn *conn, const void *msg, size_t len);
 /* Posts a prepared RMA operation on its (connected) connection. */
 int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
+/* rivet_rdm_rma_wr.c: the work requests behind an RMA operation's own */
+#define RIVET_RMA_SEG_WINDOW 8	/* pieces of a long read in flight */
+struct rivet_rma_tail {		/* the RMA event message, sent inline */
+	struct rivet_wire_hdr hdr;
+	struct rivet_wire_rma_event ev;
+};
+/* The local bytes [off, off + len) of n sges, into out: how many. */
+int rivet_sge_slice(const struct ibv_sge *sges, int n, uint64_t off,
+		    uint64_t len, struct ibv_sge *out);
+/* How many pieces of at most seg bytes a read of len bytes takes. */
+uint64_t rivet_rma_seg_count(uint64_t len, size_t seg);
+/* Settles whether op sends an RMA event (its reservation given back if
+ * not). */
+void rivet_rma_event_settle(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
+/* Chains op's witness and event behind wr[n - 1]; returns the new n. */
+int rivet_rma_add_tail(struct rivet_tx_op *op, struct ibv_send_wr *wr, int n,
+		       struct rivet_rma_tail *m, struct ibv_sge *ev_sge);
+/* Posts up to max more pieces of a read in pieces (its tail behind the
+ * last): how many work requests went, or a negative error. */
+int rivet_rma_seg_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
+		       unsigned int max);
 void rivet_rma_wc(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		  const struct ibv_wc *wc);
 /* The completion of an RMA operation (called by rivet_tx_op_done). */

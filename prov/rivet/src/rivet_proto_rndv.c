@@ -178,50 +178,68 @@ static void rivet_rndv_finish(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 		rivet_rndv_confirmed(ep, r, false);	/* not posted */
 }
 
-/* 0 when posted (or finished), -FI_EAGAIN when it must wait for room. */
+/* Whether r's bytes are not all asked for yet, and worth asking for. */
+static bool rivet_rndv_more(const struct rivet_rndv_rx *r)
+{
+	/* a truncated message still gets the bytes that fit */
+	return (!r->status || r->status == FI_ETRUNC) &&
+	       r->planned < r->comp.len;
+}
+
+/*
+ * Posts the next round of r's reads: up to 16, each at most the port's
+ * message size or, where reads are cut short (FI_RIVET_READ_SEG: rxe),
+ * that many bytes; the next round starts when this one has completed
+ * (rivet_rndv_read_done).  0 when posted (or finished), -FI_EAGAIN when
+ * it must wait for room.
+ */
 static int rivet_rndv_issue(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 			    void **desc)
 {
 	struct ibv_send_wr wrs[16], *bad;
 	struct ibv_sge sges[16];
-	size_t i;
-	/* a truncated message still gets the bytes that fit */
-	bool failed = r->status && r->status != FI_ETRUNC;
+	size_t i, n;
+	uint64_t bytes = 0;
 	int ret;
 
-	if (!r->registered && !failed &&
+	if (!r->registered && rivet_rndv_more(r) &&
 	    rivet_rndv_register(ep, r, desc, r->lkeys)) {
 		r->status = FI_ENOMEM;
 		r->prov_errno = RIVET_PERR_REG;
-		failed = true;
 	}
 	r->registered = true;
-	r->nreads = failed ? 0 :
-		    rivet_rndv_plan(r->iov, r->count, r->lkeys, &r->rts,
-				    r->comp.len, ep->domain->dev->max_msg_size,
-				    (uintptr_t)r, wrs, sges, 16);
-	if (!r->nreads) {
+	n = !rivet_rndv_more(r) ? 0 :
+	    rivet_rndv_plan(r->iov, r->count, r->lkeys, &r->rts, r->planned,
+			    r->comp.len, RIVET_MIN(ep->read_seg,
+						   ep->domain->dev->max_msg_size),
+			    (uintptr_t)r, wrs, sges, 16);
+	if (!n) {
 		rivet_rndv_finish(ep, r);
 		return 0;
 	}
-	if (ep->ctrl_free < r->nreads)
+	if (ep->ctrl_free < n)
 		return -FI_EAGAIN;
-	for (i = 0; i + 1 < r->nreads; i++)
-		wrs[i].next = &wrs[i + 1];
+	for (i = 0; i < n; i++) {
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+		bytes += sges[i].length;
+	}
 	/* an unexpected RTS matched after its connection failed */
 	ret = r->conn->state == RIVET_CONN_CLOSED ? ECONNABORTED :
 	      ibv_post_send(r->conn->qp, wrs, &bad);
 	if (ret) {
+		/* the reads of earlier rounds, if any, have all completed */
 		r->status = FI_EIO;
 		r->prov_errno = RIVET_PERR_CONN;
-		r->nreads = 0;
 		rivet_rndv_finish(ep, r);
 		return 0;
 	}
-	ep->ctrl_free -= r->nreads;
+	ep->ctrl_free -= n;
+	r->nreads += n;
+	r->planned += bytes;
 	RIVET_DBG(EP_DATA, "rendezvous %p (connection %u, send id 0x%" PRIx64
-		  "): %zu reads posted, %" PRIu64 " bytes\n", (void *)r,
-		  r->conn->idx, r->rts.send_id, r->nreads, r->comp.len);
+		  "): %zu reads posted, %" PRIu64 " of %" PRIu64 " bytes\n",
+		  (void *)r, r->conn->idx, r->rts.send_id, n, r->planned,
+		  r->comp.len);
 	return 0;
 }
 
@@ -299,8 +317,9 @@ void rivet_rndv_read_done(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 		r->status = rivet_wc_status_to_fi(wc_status);
 		r->prov_errno = wc_status;
 	}
-	if (++r->reads_done == r->nreads)
-		rivet_rndv_finish(ep, r);
+	if (++r->reads_done == r->nreads &&
+	    rivet_rndv_issue(ep, r, NULL) == -FI_EAGAIN)
+		rivet_rndv_defer(conn, r, 0, 0, NULL);
 	if (broke) {
 		RIVET_INFO(EP_DATA, "connection %u: a rendezvous read failed: "
 			   "%s\n", conn->idx, ibv_wc_status_str(wc_status));
@@ -443,7 +462,6 @@ static void rivet_rndv_fail_ctrl(struct rivet_rdm_ep *ep,
 	if (c->rndv) {
 		c->rndv->status = FI_ECONNABORTED;
 		c->rndv->prov_errno = RIVET_PERR_CONN;
-		c->rndv->nreads = 0;
 		rivet_rndv_finish(ep, c->rndv);
 	}
 	if (c->fin_rx)

@@ -672,6 +672,10 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 						 RIVET_RDM_INJ_SIGNAL));
 	ep->confirm = rivet_confirm_default(g_rivet_params.confirm,
 					      dev->attr.vendor_id);
+	ep->read_seg = rivet_read_seg_default(g_rivet_params.read_seg,
+					      dev->attr.vendor_id,
+					      rivet_ud_mtu_bytes(
+						dev->port_attr.active_mtu));
 	ep->min_multi_recv = 64;
 	ep->slot_size = (sizeof(struct rivet_wire_hdr) +
 			 RIVET_MAX(ep->eager_size,

@@ -194,31 +194,31 @@ static void rivet_rma_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		 * witness FI_RIVET_CONFIRM asks for (rivet_retry.c) */
 		.delivery = ep->confirm || (!req->read &&
 					    (req->flags & FI_DELIVERY_COMPLETE)),
+		.seg = req->read && len > ep->read_seg,
 	};
 	rivet_rma_op_init(ep, op, conn, req->context,
 			  FI_RMA | (req->read ? FI_READ : FI_WRITE),
 			  req->flags & RIVET_RMA_SILENT, req->flags, len);
 }
 
-/* Whether op tells its target about itself (an RMA event): the peer asked
- * for it.  A write with data is an event of its own already; its message
- * only tells which region's counter (fi_mr_bind) counts it. */
-static bool rivet_rma_wants_event(const struct rivet_tx_op *op)
-{
-	return op->conn->peer_rma_event;
-}
-
 int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 {
 	struct rivet_rma_wr *r = &op->wr;
 	struct ibv_send_wr wr[3], *bad;
-	struct {
-		struct rivet_wire_hdr hdr;
-		struct rivet_wire_rma_event ev;
-	} m;
-	struct ibv_sge ev_sge = { .addr = (uintptr_t)&m, .length = sizeof(m) };
-	int ret, n = 1;
+	struct rivet_rma_tail m;
+	struct ibv_sge ev_sge;
+	int ret;
 
+	rivet_rma_event_settle(ep, op);
+	if (r->seg) {
+		r->seg_off = 0;
+		ret = rivet_rma_seg_post(ep, op, r->seg_held + 1U);
+		if (ret < 0)
+			return ret;
+		r->wcs = (uint8_t)ret;
+		op->state = RIVET_TX_POSTED;
+		return 0;
+	}
 	wr[0] = (struct ibv_send_wr) {
 		.wr_id = (uintptr_t)op, .sg_list = r->sges,
 		.num_sge = r->nsge, .opcode = r->opcode,
@@ -232,51 +232,7 @@ int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 			.remote_addr = r->raddr, .rkey = r->rkey,
 			.compare_add = r->compare_add, .swap = r->swap,
 		};
-	if (r->delivery) {
-		/* zero bytes: C9-88 asks no valid key of it; ours is */
-		wr[1] = (struct ibv_send_wr) {
-			.wr_id = (uintptr_t)op, .opcode = IBV_WR_RDMA_READ,
-			.send_flags = IBV_SEND_SIGNALED,
-			.wr.rdma = { .remote_addr = r->raddr,
-				     .rkey = r->rkey },
-		};
-		wr[0].next = &wr[1];
-		n = 2;
-	}
-	op->wr.event = rivet_rma_wants_event(op);
-	if (op->wr.event && op->wr.ctrl_held < n) {
-		op->wr.event = false;	/* cannot happen: reserved at start */
-		RIVET_WARN(EP_DATA, "no room for an RMA event\n");
-	} else if (!op->wr.event && op->wr.ctrl_held >= n) {
-		ep->ctrl_free++;	/* the reservation was not needed */
-		op->wr.ctrl_held--;
-	}
-	if (op->wr.event) {
-		m.hdr = (struct rivet_wire_hdr) {
-			.version = RIVET_WIRE_VERSION,
-			.op = RIVET_OP_RMA_EVENT,
-			.conn_idx = op->conn->peer_idx,
-		};
-		m.ev = (struct rivet_wire_rma_event) {
-			.addr = r->raddr, .len = op->len, .rkey = r->rkey,
-			.flags = (r->opcode == IBV_WR_RDMA_READ || r->fetch ?
-				  RIVET_RMA_EV_READ : 0) |
-				 (r->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
-				  r->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
-				  RIVET_RMA_EV_ATOMIC : 0) |
-				 (r->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ?
-				  RIVET_RMA_EV_REGION_ONLY : 0),
-		};
-		/* inline: m lives on this stack only */
-		wr[n] = (struct ibv_send_wr) {
-			.wr_id = (uintptr_t)op, .sg_list = &ev_sge,
-			.num_sge = 1, .opcode = IBV_WR_SEND,
-			.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
-		};
-		wr[n - 1].next = &wr[n];
-		n++;
-	}
-	r->wcs = n;
+	r->wcs = (uint8_t)rivet_rma_add_tail(op, wr, 1, &m, &ev_sge);
 	ret = ibv_post_send(op->conn->qp, wr, &bad);
 	if (ret && bad == wr) {
 		RIVET_DBG(EP_DATA, "ibv_post_send: %s\n", strerror(ret));
@@ -300,23 +256,29 @@ static int rivet_rma_take_ctrl(struct rivet_rdm_ep *ep,
 {
 	unsigned int n = op->wr.delivery ? 1 : 0;
 
-	if (op->conn->state != RIVET_CONN_UP || rivet_rma_wants_event(op))
+	unsigned int seg = op->wr.seg ?
+		(unsigned int)RIVET_MIN(rivet_rma_seg_count(op->len,
+							    ep->read_seg),
+					RIVET_RMA_SEG_WINDOW) - 1 : 0;
+
+	if (op->conn->state != RIVET_CONN_UP || op->conn->peer_rma_event)
 		n++;
-	if (!n)
+	if (!n && !seg)
 		return 0;
-	if (ep->ctrl_free < n)
+	if (ep->ctrl_free < n + seg)
 		rivet_rdm_progress_locked(ep);
-	if (ep->ctrl_free < n)
+	if (ep->ctrl_free < n + seg)
 		return -FI_EAGAIN;
-	ep->ctrl_free -= n;
+	ep->ctrl_free -= n + seg;
 	op->wr.ctrl_held = n;
+	op->wr.seg_held = seg;
 	return 0;
 }
 
 static void rivet_rma_release(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 {
-	ep->ctrl_free += op->wr.ctrl_held;
-	op->wr.ctrl_held = 0;
+	ep->ctrl_free += op->wr.ctrl_held + op->wr.seg_held;
+	op->wr.ctrl_held = op->wr.seg_held = 0;
 	op->wr.event = false;
 	rivet_tx_op_release(ep, op);
 	op->rma = false;
@@ -384,8 +346,8 @@ static int rivet_rma_direct(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	struct rivet_tx_op *op = ep->tx_free;
 	struct ibv_send_wr wr, *bad;
 
-	op->wr.delivery = op->wr.event = false;
-	op->wr.ctrl_held = 0;
+	op->wr.delivery = op->wr.event = op->wr.seg = false;
+	op->wr.ctrl_held = op->wr.seg_held = 0;
 	op->wr.wcs = 1;
 	op->wr.err = op->wr.prov_errno = 0;
 	/* the fields of this work request only (no 120-byte zeroing) */
@@ -431,7 +393,8 @@ static int rivet_rma_fast_locked(struct rivet_rdm_ep *ep,
 	if (!op || ep->confirm || (req->flags & slow_flags) ||
 	    (!req->read && (req->flags & FI_DELIVERY_COMPLETE)) ||
 	    !mr || !mr->ibv_mr || (mr->ibv_access & access) != access ||
-	    !len || !(conn = rivet_rma_direct_conn(ep, req->addr)))
+	    !len || (req->read && len > ep->read_seg) ||
+	    !(conn = rivet_rma_direct_conn(ep, req->addr)))
 		return RIVET_RMA_SLOW;
 	op->wr.opcode = req->read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
 	op->wr.raddr = req->rma->addr;
@@ -557,7 +520,19 @@ void rivet_rma_wc(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		r->err = rivet_wc_status_to_fi(wc->status);
 		r->prov_errno = wc->status;
 	}
-	if (!--r->wcs)
+	r->wcs--;
+	/* a read in pieces: the next piece takes this one's place */
+	if (r->seg && !r->err && wc->status == IBV_WC_SUCCESS &&
+	    r->seg_off < op->len) {
+		int n = rivet_rma_seg_post(ep, op, 1);
+
+		if (n < 0) {
+			r->err = FI_EIO;
+			r->prov_errno = RIVET_PERR_CONN;
+		}
+		r->wcs += n > 0 ? (uint8_t)n : 0;
+	}
+	if (!r->wcs)
 		rivet_tx_op_done(ep, op, r->err, r->prov_errno);
 	/* the QP is in error now: the next operation reconnects */
 	if (wc->status != IBV_WC_SUCCESS) {

@@ -10,6 +10,8 @@
  * peer or a lost link never fails anything on rxe.  So the default is 6
  * there.  Pure, unit tested.
  */
+#include <stdint.h>
+
 #include "rivet.h"
 
 uint8_t rivet_retry_count(size_t param, uint32_t vendor_id)
@@ -38,4 +40,25 @@ bool rivet_confirm_default(size_t param, uint32_t vendor_id)
 	if (param == RIVET_CONFIRM_AUTO)
 		return vendor_id == RIVET_VENDOR_RXE;
 	return param != 0;
+}
+
+/*
+ * rxe (Linux 6.12, rxe_comp.c) fails a QP, and ends the request at the
+ * head of its send queue as successful, when an acknowledgement that
+ * came late (a duplicate, or one overtaken on the network) arrives while
+ * a read's response of several packets is coming in: check_psn() hands
+ * it to check_ack(), which takes it as the end of the response (the
+ * completer's opcode becomes -1), so the response's next packet is "not
+ * the start of one" and the completer goes to its error state with the
+ * request's status still IBV_WC_SUCCESS (the WARNING at rxe_comp.c:827).
+ * Sends and writes on the same QP are what acknowledgements come for.
+ * A read whose response is one packet never meets it; so on rxe rivet's
+ * RDMA reads ask for one MTU at most (contrib/read-check.c -w shows the
+ * defect and its absence).
+ */
+size_t rivet_read_seg_default(size_t param, uint32_t vendor_id, size_t mtu)
+{
+	if (param == RIVET_READ_SEG_AUTO)
+		return vendor_id == RIVET_VENDOR_RXE && mtu ? mtu : SIZE_MAX;
+	return param ? param : SIZE_MAX;
 }

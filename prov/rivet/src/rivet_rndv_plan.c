@@ -3,8 +3,9 @@
  * The rendezvous's decisions that need no verbs call (pure: unit tested in
  * test/test_rndv.c): what an RTS finds at its receive, the RDMA reads that
  * move the message, how the rendezvous ends for the receiver and what its
- * FIN says, and what a FIN means to the sender's operation.
- * rivet_proto_rndv.c does the registrations and the posting.
+ * FIN says, and what a FIN means to the sender's operation; and the
+ * pieces of an RMA read cut short (FI_RIVET_READ_SEG).
+ * rivet_proto_rndv.c and rivet_rdm_rma_wr.c do the posting.
  */
 #include "rivet_rdm.h"
 
@@ -22,17 +23,23 @@ int rivet_rndv_rts_accept(const struct rivet_wire_rts *rts, uint64_t len,
 	return 0;
 }
 
-/* Walks local and remote segments together: one read per overlap, no
- * larger than chunk (the port's message size). */
+/* Walks local and remote segments together from byte off: one read per
+ * overlap, no larger than chunk (the port's message size, or
+ * FI_RIVET_READ_SEG). */
 size_t rivet_rndv_plan(const struct iovec *iov, size_t count,
 		       const uint32_t *lkeys, const struct rivet_wire_rts *rts,
-		       uint64_t len, size_t chunk, uint64_t wr_id,
-		       struct ibv_send_wr *wrs, struct ibv_sge *sges,
-		       size_t max)
+		       uint64_t off, uint64_t len, size_t chunk,
+		       uint64_t wr_id, struct ibv_send_wr *wrs,
+		       struct ibv_sge *sges, size_t max)
 {
-	size_t li = 0, ri = 0, loff = 0, roff = 0, n = 0, part;
-	uint64_t left = len;
+	size_t li = 0, ri = 0, loff = off, roff = off, n = 0, part;
+	uint64_t left = len > off ? len - off : 0;
 
+	/* the first local and remote segments that byte off falls in */
+	while (li < count && loff >= iov[li].iov_len)
+		loff -= iov[li++].iov_len;
+	while (ri < rts->nsegs && roff >= rts->segs[ri].len)
+		roff -= rts->segs[ri++].len;
 	while (left && n < max && li < count && ri < rts->nsegs) {
 		part = RIVET_MIN(iov[li].iov_len - loff,
 				 rts->segs[ri].len - roff);
@@ -103,4 +110,34 @@ enum rivet_fin_verdict rivet_rndv_fin_verdict(const struct rivet_tx_op *ops,
 	if (op->state == RIVET_TX_POSTED)
 		return RIVET_FIN_EARLY;
 	return RIVET_FIN_IGNORE;
+}
+
+/* The local bytes [off, off + len) of sges (n of them) as sges in out;
+ * returns how many (at most n).  Pure, unit tested. */
+int rivet_sge_slice(const struct ibv_sge *sges, int n, uint64_t off,
+		    uint64_t len, struct ibv_sge *out)
+{
+	int i, k = 0;
+	uint64_t part;
+
+	for (i = 0; i < n && len; i++) {
+		if (off >= sges[i].length) {
+			off -= sges[i].length;
+			continue;
+		}
+		part = RIVET_MIN(sges[i].length - off, len);
+		out[k++] = (struct ibv_sge) {
+			.addr = sges[i].addr + off, .length = (uint32_t)part,
+			.lkey = sges[i].lkey,
+		};
+		len -= part;
+		off = 0;
+	}
+	return k;
+}
+
+/* How many pieces a read of len bytes takes, at most seg bytes each. */
+uint64_t rivet_rma_seg_count(uint64_t len, size_t seg)
+{
+	return len ? len / seg + (len % seg != 0) : 1;
 }

@@ -37,3 +37,24 @@ Test(retry, rendezvous_confirmed_on_rxe_only_by_default)
 	cr_assert_not(rivet_confirm_default(0, RIVET_VENDOR_RXE));
 	cr_assert(rivet_confirm_default(1, 0x02c9));
 }
+
+/* Reads of one packet on rxe (its completer's defect with late
+ * acknowledgements in a read's response); no limit on hardware; the
+ * parameter wins, 0 meaning no limit. */
+Test(retry, read_seg_is_one_mtu_on_rxe_only)
+{
+	cr_expect_eq(rivet_read_seg_default(RIVET_READ_SEG_AUTO,
+					    RIVET_VENDOR_RXE, 1024), 1024);
+	cr_expect_eq(rivet_read_seg_default(RIVET_READ_SEG_AUTO,
+					    RIVET_VENDOR_RXE, 4096), 4096);
+	cr_expect_eq(rivet_read_seg_default(RIVET_READ_SEG_AUTO, 0x02c9,
+					    4096), SIZE_MAX);
+	cr_expect_eq(rivet_read_seg_default(RIVET_READ_SEG_AUTO,
+					    RIVET_VENDOR_SIW, 1024), SIZE_MAX);
+	/* no MTU known: no limit rather than reads of 0 bytes */
+	cr_expect_eq(rivet_read_seg_default(RIVET_READ_SEG_AUTO,
+					    RIVET_VENDOR_RXE, 0), SIZE_MAX);
+	cr_expect_eq(rivet_read_seg_default(0, RIVET_VENDOR_RXE, 1024),
+		     SIZE_MAX);
+	cr_expect_eq(rivet_read_seg_default(4096, 0x02c9, 4096), 4096);
+}

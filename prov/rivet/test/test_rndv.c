@@ -4,6 +4,8 @@
  * verbs: an RTS meeting its receive, the reads that move the message, the
  * end at the receiver and its FIN, and a FIN at the sender.
  */
+#include <inttypes.h>
+
 #include <criterion/criterion.h>
 
 #include "rivet_rdm.h"
@@ -54,7 +56,7 @@ Test(rndv, reads_follow_both_boundaries)
 	struct ibv_sge sges[16];
 	size_t n;
 
-	n = rivet_rndv_plan(iov, 3, lkeys, &rts, 150, 1 << 30, 99, wrs, sges,
+	n = rivet_rndv_plan(iov, 3, lkeys, &rts, 0, 150, 1 << 30, 99, wrs, sges,
 			    16);
 	cr_assert_eq(n, 3);
 	cr_expect_eq(sges[0].addr, (uintptr_t)a);
@@ -84,7 +86,7 @@ Test(rndv, reads_are_chunked_and_bounded)
 	struct ibv_sge sges[16];
 	size_t n, i, sum = 0;
 
-	n = rivet_rndv_plan(iov, 1, lkeys, &rts, 1000, 300, 0, wrs, sges, 16);
+	n = rivet_rndv_plan(iov, 1, lkeys, &rts, 0, 1000, 300, 0, wrs, sges, 16);
 	cr_assert_eq(n, 4);			/* 300 300 300 100 */
 	for (i = 0; i < n; i++) {
 		cr_expect_eq(wrs[i].wr.rdma.remote_addr, 0x100000 + sum);
@@ -94,8 +96,49 @@ Test(rndv, reads_are_chunked_and_bounded)
 	cr_expect_eq(sges[3].length, 100);
 	cr_expect_eq(sum, 1000);
 	/* no more reads than the caller has room for */
-	cr_expect_eq(rivet_rndv_plan(iov, 1, lkeys, &rts, 1000, 100, 0, wrs,
+	cr_expect_eq(rivet_rndv_plan(iov, 1, lkeys, &rts, 0, 1000, 100, 0, wrs,
 				     sges, 3), 3);
+}
+
+/* Reads posted in rounds (FI_RIVET_READ_SEG: many small reads): the next
+ * round starts at the byte the last one ended at, across both kinds of
+ * boundary, and the rounds together cover the message once. */
+Test(rndv, reads_resume_where_the_last_round_ended)
+{
+	static uint8_t a[40], b[60], c[50];
+	struct iovec iov[3] = { { a, 40 }, { b, 60 }, { c, 50 } };
+	uint32_t lkeys[3] = { 1, 2, 3 }, lens[2] = { 100, 50 };
+	struct rivet_wire_rts rts = rt_rts(2, lens);
+	struct ibv_send_wr wrs[16];
+	struct ibv_sge sges[16];
+	uint64_t off = 0, raddr;
+	size_t n, i, rounds = 0;
+
+	while ((n = rivet_rndv_plan(iov, 3, lkeys, &rts, off, 150, 16, 0,
+				    wrs, sges, 2))) {
+		for (i = 0; i < n; i++) {
+			raddr = off < 100 ? 0x100000 + off
+					  : 0x200000 + off - 100;
+			cr_expect_eq(wrs[i].wr.rdma.remote_addr, raddr,
+				     "byte %" PRIu64, off);
+			cr_expect_eq(sges[i].addr,
+				     off < 40 ? (uintptr_t)a + off :
+				     off < 100 ? (uintptr_t)b + off - 40 :
+				     (uintptr_t)c + off - 100,
+				     "byte %" PRIu64, off);
+			cr_expect_leq(sges[i].length, 16);
+			off += sges[i].length;
+		}
+		rounds++;
+		cr_assert_lt(rounds, 100);
+	}
+	cr_expect_eq(off, 150);
+	cr_expect_geq(rounds, 150 / 16 / 2);
+	/* past the end, or at it: nothing */
+	cr_expect_eq(rivet_rndv_plan(iov, 3, lkeys, &rts, 150, 150, 16, 0,
+				     wrs, sges, 2), 0);
+	cr_expect_eq(rivet_rndv_plan(iov, 3, lkeys, &rts, 200, 150, 16, 0,
+				     wrs, sges, 2), 0);
 }
 
 /* A truncated message: only the bytes that fit are read. */
@@ -108,14 +151,14 @@ Test(rndv, truncated_reads_stop_at_the_receive)
 	struct ibv_send_wr wrs[16];
 	struct ibv_sge sges[16];
 
-	cr_assert_eq(rivet_rndv_plan(iov, 1, lkeys, &rts, 64, 1 << 30, 0,
+	cr_assert_eq(rivet_rndv_plan(iov, 1, lkeys, &rts, 0, 64, 1 << 30, 0,
 				     wrs, sges, 16), 2);
 	cr_expect_eq(sges[0].length, 50);
 	cr_expect_eq(sges[1].length, 14);
 	cr_expect_eq(wrs[1].wr.rdma.remote_addr, 0x200000);
 	/* nothing to read (a bad RTS's segments are dropped): no reads */
 	rts.nsegs = 0;
-	cr_expect_eq(rivet_rndv_plan(iov, 1, lkeys, &rts, 64, 1 << 30, 0,
+	cr_expect_eq(rivet_rndv_plan(iov, 1, lkeys, &rts, 0, 64, 1 << 30, 0,
 				     wrs, sges, 16), 0);
 }
 
@@ -207,4 +250,41 @@ Test(rndv, a_fin_at_the_sender)
 	cr_expect_eq(rivet_rndv_fin_verdict(ops, 4, &other,
 					    rivet_wire_send_id(3, 2), &op),
 		     RIVET_FIN_STRAY);
+}
+
+/* The pieces of a long RMA read (FI_RIVET_READ_SEG): each takes its bytes
+ * of the local sges, across their boundaries. */
+Test(rndv, read_pieces_take_their_slice_of_the_sges)
+{
+	struct ibv_sge sges[3] = {
+		{ .addr = 0x1000, .length = 100, .lkey = 1 },
+		{ .addr = 0x2000, .length = 50, .lkey = 2 },
+		{ .addr = 0x3000, .length = 10, .lkey = 3 },
+	}, out[3];
+	uint64_t off, total = 0;
+
+	cr_assert_eq(rivet_sge_slice(sges, 3, 90, 64, out), 3);
+	cr_expect_eq(out[0].addr, 0x1000 + 90);
+	cr_expect_eq(out[0].length, 10);
+	cr_expect_eq(out[0].lkey, 1);
+	cr_expect_eq(out[1].addr, 0x2000);
+	cr_expect_eq(out[1].length, 50);
+	cr_expect_eq(out[2].addr, 0x3000);
+	cr_expect_eq(out[2].length, 4);
+	cr_expect_eq(out[2].lkey, 3);
+	cr_assert_eq(rivet_sge_slice(sges, 3, 100, 50, out), 1);
+	cr_expect_eq(out[0].addr, 0x2000);
+	cr_expect_eq(out[0].length, 50);
+	/* pieces of 16 cover the 160 bytes once */
+	for (off = 0; off < 160; off += 16) {
+		int i, k = rivet_sge_slice(sges, 3, off, 16, out);
+
+		for (i = 0; i < k; i++)
+			total += out[i].length;
+	}
+	cr_expect_eq(total, 160);
+	cr_expect_eq(rivet_rma_seg_count(160, 16), 10);
+	cr_expect_eq(rivet_rma_seg_count(161, 16), 11);
+	cr_expect_eq(rivet_rma_seg_count(1, 1024), 1);
+	cr_expect_eq(rivet_rma_seg_count((uint64_t)1 << 40, SIZE_MAX), 1);
 }
