@@ -106,8 +106,8 @@ struct rivet_params {
 	char *mr_cache_monitor;		/* "userfaultfd" or "disabled" */
 	size_t confirm;	/* 0, 1 or RIVET_CONFIRM_AUTO */
 	size_t dgram_early_recvs;	/* DGRAM: slots posted at fi_enable */
-	size_t read_seg;	/* RDM: bytes of one RDMA read at most; 0:
-				 * no limit; or RIVET_READ_SEG_AUTO */
+	size_t rdma_seg;	/* RDM: bytes of one RDMA read or write at
+				 * most; 0: no limit; or RIVET_RDMA_SEG_AUTO */
 };
 #define RIVET_POLL_YIELD_AUTO ((size_t)-1)
 #define RIVET_POLL_YIELD_SOFT_USEC 200	/* the default on rxe and siw */
@@ -122,17 +122,20 @@ uint8_t rivet_retry_count(size_t param, uint32_t vendor_id);
 #define RIVET_CONFIRM_AUTO ((size_t)-1)	/* FI_RIVET_CONFIRM unset */
 /* Whether RDM operations whose work completion a device may fake are
  * confirmed by a work request posted after them (a rendezvous receive by
- * its FIN, RMA by a zero-byte read), from FI_RIVET_CONFIRM and the vendor
- * id: on rxe by default, which can complete a failed request as
- * successful (rivet_retry.c, unit tested). */
-bool rivet_confirm_default(size_t param, uint32_t vendor_id);
-#define RIVET_READ_SEG_AUTO ((size_t)-1)	/* FI_RIVET_READ_SEG unset */
-/* The most bytes one RDMA read work request of an RDM endpoint asks for
- * (SIZE_MAX: no limit), from FI_RIVET_READ_SEG, the vendor id and the
- * port's active MTU in bytes: one packet on rxe, whose completer fails a
- * QP that meets a stale acknowledgement in the middle of a read's
- * response (rivet_retry.c, unit tested). */
-size_t rivet_read_seg_default(size_t param, uint32_t vendor_id, size_t mtu);
+ * its FIN, RMA by a zero-byte read), from FI_RIVET_CONFIRM, the vendor id
+ * and whether RDMA reads are cut to one packet (FI_RIVET_RDMA_SEG): by
+ * default on rxe when they are not, since rxe then can complete a failed
+ * request as successful (rivet_retry.c, unit tested). */
+bool rivet_confirm_default(size_t param, uint32_t vendor_id,
+			   bool reads_cut);
+#define RIVET_RDMA_SEG_AUTO ((size_t)-1)	/* FI_RIVET_RDMA_SEG unset */
+/* The most bytes one RDMA read or write work request of an RDM endpoint
+ * moves (SIZE_MAX: no limit), from FI_RIVET_RDMA_SEG, the vendor id and
+ * the port's active MTU in bytes: one packet on rxe, whose completer fails
+ * a QP that meets a stale acknowledgement in the middle of a read's
+ * response, and whose retries of a long write under reordering run out
+ * (rivet_retry.c, unit tested). */
+size_t rivet_rdma_seg_default(size_t param, uint32_t vendor_id, size_t mtu);
 /* How long a domain's polls may find nothing before each empty one
  * yields the CPU (0: never), from FI_RIVET_POLL_YIELD and the device's
  * vendor id.  Pure (rivet_poll.c), unit tested. */

@@ -147,7 +147,7 @@ struct rivet_rma_wr {
 	int err, prov_errno;		/* the first failure among them */
 	size_t count;			/* > 0: a READ into the staging slot, */
 	struct iovec iov[RIVET_RDM_IOV_LIMIT];	/* copied here at the end */
-	bool seg;			/* a READ in pieces of ep->read_seg */
+	bool seg;			/* in pieces of ep->rdma_seg */
 	uint8_t seg_held;		/* units of ep->ctrl_free its pieces
 					 * in flight beyond the first hold */
 	uint64_t seg_off;		/* the bytes its pieces posted cover */
@@ -298,7 +298,8 @@ struct rivet_rdm_ep {
 	unsigned int inj_max;		/* RIVET_RDM_INJ_MAX, or less room */
 	unsigned int inj_signal;	/* RIVET_RDM_INJ_SIGNAL, <= inj_max */
 	bool confirm;		/* FI_RIVET_CONFIRM */
-	size_t read_seg;	/* FI_RIVET_READ_SEG; SIZE_MAX: no limit */
+	size_t rdma_seg;	/* FI_RIVET_RDMA_SEG; SIZE_MAX: no limit */
+	bool zero_read_key0;	/* zero-byte reads carry R_Key 0 (rxe) */
 	/* verbs resources */
 	struct rdma_event_channel *cm_channel;
 	unsigned int progress_passes;	/* see rivet_rdm_progress_locked */
@@ -548,7 +549,8 @@ int rivet_ctrl_send(struct rivet_conn *conn, const void *msg, size_t len);
 /* Posts a prepared RMA operation on its (connected) connection. */
 int rivet_rma_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
 /* rivet_rdm_rma_wr.c: the work requests behind an RMA operation's own */
-#define RIVET_RMA_SEG_WINDOW 8	/* pieces of a long read in flight */
+#define RIVET_RMA_SEG_WINDOW 8	/* pieces of a long read or write in
+				 * flight */
 struct rivet_rma_tail {		/* the RMA event message, sent inline */
 	struct rivet_wire_hdr hdr;
 	struct rivet_wire_rma_event ev;
@@ -564,8 +566,8 @@ void rivet_rma_event_settle(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
 /* Chains op's witness and event behind wr[n - 1]; returns the new n. */
 int rivet_rma_add_tail(struct rivet_tx_op *op, struct ibv_send_wr *wr, int n,
 		       struct rivet_rma_tail *m, struct ibv_sge *ev_sge);
-/* Posts up to max more pieces of a read in pieces (its tail behind the
- * last): how many work requests went, or a negative error. */
+/* Posts up to max more pieces of a read or write in pieces (its tail
+ * behind the last): how many work requests went, or a negative error. */
 int rivet_rma_seg_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		       unsigned int max);
 void rivet_rma_wc(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,

@@ -23,7 +23,7 @@ struct rivet_params g_rivet_params = {
 	.mr_cache_monitor = NULL,
 	.confirm = RIVET_CONFIRM_AUTO,
 	.dgram_early_recvs = 16,
-	.read_seg = RIVET_READ_SEG_AUTO,
+	.rdma_seg = RIVET_RDMA_SEG_AUTO,
 };
 
 enum rivet_param_kind { RIVET_P_SIZE, RIVET_P_STR, RIVET_P_BOOL };
@@ -118,12 +118,13 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "its witness does (rxe can report a failed request as successful "
 	  "and fail only what follows it); costs a round trip per such "
 	  "operation; 0: off, 1: on (default: on for rxe, off on hardware)" },
-	{ "read_seg", RIVET_P_SIZE, &g_rivet_params.read_seg,
-	  "RDM: the most bytes one RDMA read work request asks for (a "
-	  "rendezvous receive or an fi_read of more takes several); 0: no "
-	  "limit (default: the port's MTU on rxe, whose completer can fail "
-	  "a QP that meets a late acknowledgement in the middle of a read's "
-	  "response of several packets; no limit on hardware)" },
+	{ "rdma_seg", RIVET_P_SIZE, &g_rivet_params.rdma_seg,
+	  "RDM: the most bytes one RDMA read or write work request moves (a "
+	  "rendezvous receive, fi_read or fi_write of more takes several); "
+	  "0: no limit (default: the port's MTU on rxe, whose completer can "
+	  "fail a QP that meets a late acknowledgement in the middle of a "
+	  "read's response of several packets, and whose retries of a long "
+	  "write under packet reordering run out; no limit on hardware)" },
 };
 
 static const enum fi_param_type g_param_types[] = {

@@ -188,7 +188,7 @@ static bool rivet_rndv_more(const struct rivet_rndv_rx *r)
 
 /*
  * Posts the next round of r's reads: up to 16, each at most the port's
- * message size or, where reads are cut short (FI_RIVET_READ_SEG: rxe),
+ * message size or, where reads are cut short (FI_RIVET_RDMA_SEG: rxe),
  * that many bytes; the next round starts when this one has completed
  * (rivet_rndv_read_done).  0 when posted (or finished), -FI_EAGAIN when
  * it must wait for room.
@@ -210,7 +210,7 @@ static int rivet_rndv_issue(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 	r->registered = true;
 	n = !rivet_rndv_more(r) ? 0 :
 	    rivet_rndv_plan(r->iov, r->count, r->lkeys, &r->rts, r->planned,
-			    r->comp.len, RIVET_MIN(ep->read_seg,
+			    r->comp.len, RIVET_MIN(ep->rdma_seg,
 						   ep->domain->dev->max_msg_size),
 			    (uintptr_t)r, wrs, sges, 16);
 	if (!n) {

@@ -670,12 +670,14 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	 * down again */
 	ep->inj_signal = RIVET_MAX(1U, RIVET_MIN(ep->inj_max,
 						 RIVET_RDM_INJ_SIGNAL));
-	ep->confirm = rivet_confirm_default(g_rivet_params.confirm,
-					      dev->attr.vendor_id);
-	ep->read_seg = rivet_read_seg_default(g_rivet_params.read_seg,
+	ep->rdma_seg = rivet_rdma_seg_default(g_rivet_params.rdma_seg,
 					      dev->attr.vendor_id,
 					      rivet_ud_mtu_bytes(
 						dev->port_attr.active_mtu));
+	ep->confirm = rivet_confirm_default(g_rivet_params.confirm,
+					    dev->attr.vendor_id,
+					    ep->rdma_seg != SIZE_MAX);
+	ep->zero_read_key0 = dev->attr.vendor_id == RIVET_VENDOR_RXE;
 	ep->min_multi_recv = 64;
 	ep->slot_size = (sizeof(struct rivet_wire_hdr) +
 			 RIVET_MAX(ep->eager_size,

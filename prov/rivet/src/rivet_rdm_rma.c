@@ -194,7 +194,7 @@ static void rivet_rma_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		 * witness FI_RIVET_CONFIRM asks for (rivet_retry.c) */
 		.delivery = ep->confirm || (!req->read &&
 					    (req->flags & FI_DELIVERY_COMPLETE)),
-		.seg = req->read && len > ep->read_seg,
+		.seg = len > ep->rdma_seg,
 	};
 	rivet_rma_op_init(ep, op, conn, req->context,
 			  FI_RMA | (req->read ? FI_READ : FI_WRITE),
@@ -258,7 +258,7 @@ static int rivet_rma_take_ctrl(struct rivet_rdm_ep *ep,
 
 	unsigned int seg = op->wr.seg ?
 		(unsigned int)RIVET_MIN(rivet_rma_seg_count(op->len,
-							    ep->read_seg),
+							    ep->rdma_seg),
 					RIVET_RMA_SEG_WINDOW) - 1 : 0;
 
 	if (op->conn->state != RIVET_CONN_UP || op->conn->peer_rma_event)
@@ -393,7 +393,7 @@ static int rivet_rma_fast_locked(struct rivet_rdm_ep *ep,
 	if (!op || ep->confirm || (req->flags & slow_flags) ||
 	    (!req->read && (req->flags & FI_DELIVERY_COMPLETE)) ||
 	    !mr || !mr->ibv_mr || (mr->ibv_access & access) != access ||
-	    !len || (req->read && len > ep->read_seg) ||
+	    !len || len > ep->rdma_seg ||
 	    !(conn = rivet_rma_direct_conn(ep, req->addr)))
 		return RIVET_RMA_SLOW;
 	op->wr.opcode = req->read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;

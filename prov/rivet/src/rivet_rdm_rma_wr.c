@@ -2,13 +2,15 @@
 /*
  * The work requests behind an RMA operation's own: its tail (the
  * zero-byte READ of a delivery-complete write or FI_RIVET_CONFIRM's
- * witness, then the RMA event message), and the pieces of a read longer
- * than FI_RIVET_READ_SEG.
+ * witness, then the RMA event message), and the pieces of a read or
+ * write longer than FI_RIVET_RDMA_SEG.
  *
- * A long read on such a device is posted as reads of at most read_seg
- * bytes each, RIVET_RMA_SEG_WINDOW of them in flight: each piece's
- * completion posts the next one, and the tail goes with the last.  The
- * operation completes when every work request it posted has.
+ * A long read or write on such a device (rxe: rivet_retry.c) is posted as
+ * pieces of at most rdma_seg bytes each, RIVET_RMA_SEG_WINDOW of them in
+ * flight: each piece's completion posts the next one, and the tail goes
+ * with the last.  A write's immediate data goes with its last piece, so
+ * the target hears of it when every byte is there (RC keeps the order).
+ * The operation completes when every work request it posted has.
  */
 #include "rivet_rdm.h"
 
@@ -35,12 +37,24 @@ int rivet_rma_add_tail(struct rivet_tx_op *op, struct ibv_send_wr *wr, int n,
 	struct rivet_rma_wr *r = &op->wr;
 
 	if (r->delivery) {
-		/* zero bytes: C9-88 asks no valid key of it; ours is */
+		/*
+		 * Zero bytes: C9-88 asks no valid key of it; ours is, except
+		 * on rxe (Linux 6.12, rxe_resp.c), which records a zero-byte
+		 * read's key as 0 and so drops the same read sent again (its
+		 * response lost) when it carries another: the read is retried
+		 * until its QP fails.  rxe has one more defect with them that
+		 * no key avoids: a read sent again right after a zero-byte
+		 * read or write is answered without its memory region (a
+		 * WARNING at rxe_mr.c:395) and fails as a remote access
+		 * error; so on rxe they come only where asked for
+		 * (FI_DELIVERY_COMPLETE, FI_RIVET_CONFIRM=1).
+		 */
 		wr[n] = (struct ibv_send_wr) {
 			.wr_id = (uintptr_t)op, .opcode = IBV_WR_RDMA_READ,
 			.send_flags = IBV_SEND_SIGNALED,
 			.wr.rdma = { .remote_addr = r->raddr,
-				     .rkey = r->rkey },
+				     .rkey = op->conn->ep->zero_read_key0 ?
+					     0 : r->rkey },
 		};
 		wr[n - 1].next = &wr[n];
 		n++;
@@ -74,7 +88,8 @@ int rivet_rma_add_tail(struct rivet_tx_op *op, struct ibv_send_wr *wr, int n,
 }
 
 /*
- * Posts up to max more pieces of op (a read cut into read_seg pieces),
+ * Posts up to max more pieces of op (a read or write cut into rdma_seg
+ * pieces),
  * with its tail behind the last; returns how many work requests went, or
  * a negative error when none did (op->wr.seg_off as it was).  A QP that
  * took some and refused the rest: op->wr.err is set, the pieces that went
@@ -93,14 +108,21 @@ int rivet_rma_seg_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 
 	max = RIVET_MIN(max, (unsigned int)RIVET_RMA_SEG_WINDOW);
 	while (n < (int)max && off < op->len) {
-		part = RIVET_MIN(op->len - off, ep->read_seg);
+		part = RIVET_MIN(op->len - off, ep->rdma_seg);
 		wr[n] = (struct ibv_send_wr) {
 			.wr_id = (uintptr_t)op, .sg_list = sges[n],
 			.num_sge = rivet_sge_slice(r->sges, r->nsge, off, part,
 						   sges[n]),
-			.opcode = IBV_WR_RDMA_READ,
+			/* a write's data, if any, comes with its last piece */
+			.opcode = off + part < op->len &&
+				  r->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ?
+				  IBV_WR_RDMA_WRITE : r->opcode,
+			.imm_data = r->imm,
+			/* a fence holds the first piece; never inline: an
+			 * inline write is shorter than a piece */
 			.send_flags = IBV_SEND_SIGNALED |
-				      (off ? 0 : r->send_flags),
+				      (off ? 0 : r->send_flags &
+						 IBV_SEND_FENCE),
 			.wr.rdma = { .remote_addr = r->raddr + off,
 				     .rkey = r->rkey },
 		};

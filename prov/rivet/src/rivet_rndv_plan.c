@@ -4,7 +4,7 @@
  * test/test_rndv.c): what an RTS finds at its receive, the RDMA reads that
  * move the message, how the rendezvous ends for the receiver and what its
  * FIN says, and what a FIN means to the sender's operation; and the
- * pieces of an RMA read cut short (FI_RIVET_READ_SEG).
+ * pieces of an RMA read or write cut short (FI_RIVET_RDMA_SEG).
  * rivet_proto_rndv.c and rivet_rdm_rma_wr.c do the posting.
  */
 #include "rivet_rdm.h"
@@ -25,7 +25,7 @@ int rivet_rndv_rts_accept(const struct rivet_wire_rts *rts, uint64_t len,
 
 /* Walks local and remote segments together from byte off: one read per
  * overlap, no larger than chunk (the port's message size, or
- * FI_RIVET_READ_SEG). */
+ * FI_RIVET_RDMA_SEG). */
 size_t rivet_rndv_plan(const struct iovec *iov, size_t count,
 		       const uint32_t *lkeys, const struct rivet_wire_rts *rts,
 		       uint64_t off, uint64_t len, size_t chunk,

@@ -100,7 +100,7 @@ Test(rndv, reads_are_chunked_and_bounded)
 				     sges, 3), 3);
 }
 
-/* Reads posted in rounds (FI_RIVET_READ_SEG: many small reads): the next
+/* Reads posted in rounds (FI_RIVET_RDMA_SEG: many small reads): the next
  * round starts at the byte the last one ended at, across both kinds of
  * boundary, and the rounds together cover the message once. */
 Test(rndv, reads_resume_where_the_last_round_ended)
@@ -252,7 +252,7 @@ Test(rndv, a_fin_at_the_sender)
 		     RIVET_FIN_STRAY);
 }
 
-/* The pieces of a long RMA read (FI_RIVET_READ_SEG): each takes its bytes
+/* The pieces of a long RMA read (FI_RIVET_RDMA_SEG): each takes its bytes
  * of the local sges, across their boundaries. */
 Test(rndv, read_pieces_take_their_slice_of_the_sges)
 {
