@@ -153,6 +153,9 @@ wait_peers() { wait; }
 #   request it has not failed, complete that request as successful (an
 #   RDMA READ whose data never all came) and put the QP in the error
 #   state. A kernel WARNING says so, once per boot (fi_rivet(7), FAILURES).
+#   rivet's reads of one packet on rxe (FI_RIVET_RDMA_SEG) avoid it.
+# - rxe answers a READ sent again right after a zero-byte READ or WRITE
+#   without its memory region (a WARNING at rxe_mr.c) and fails it.
 # - a QP of rxe whose packet the network stack refused (NET_XMIT_DROP, as
 #   when a qdisc is grafted onto eth0 under traffic) never sends again; if
 #   that QP is the node's QP1, rdma_cm cannot even connect the node to
@@ -163,6 +166,9 @@ rxe_defect() {
 	for ((k = 0; k < nodes; k++)); do
 		if rivet-node "$k" dmesg 2>/dev/null | grep -q 'WARNING.*rxe_comp.c'; then
 			echo " [node$k's kernel: WARNING in rxe_completer (rxe_comp.c): a request rxe completed as successful had failed]"
+		fi
+		if rivet-node "$k" dmesg 2>/dev/null | grep -q 'WARNING.*rxe_mr.c'; then
+			echo " [node$k's kernel: WARNING in rxe_mr_copy (rxe_mr.c): rxe answered a READ sent again without its memory region]"
 		fi
 		if ! out=$(rivet-node "$k" bash "$bindir/rxe_sends.sh" rxe0 \
 			"$(addr_of "$k")" 2>&1); then

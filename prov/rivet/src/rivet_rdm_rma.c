@@ -194,7 +194,10 @@ static void rivet_rma_init(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		 * witness FI_RIVET_CONFIRM asks for (rivet_retry.c) */
 		.delivery = ep->confirm || (!req->read &&
 					    (req->flags & FI_DELIVERY_COMPLETE)),
-		.seg = len > ep->rdma_seg,
+		/* a write with data stays whole: its target reports the
+		 * length that one work request brought */
+		.seg = len > ep->rdma_seg &&
+		       !(req->flags & FI_REMOTE_CQ_DATA),
 	};
 	rivet_rma_op_init(ep, op, conn, req->context,
 			  FI_RMA | (req->read ? FI_READ : FI_WRITE),

@@ -8,9 +8,9 @@
  * A long read or write on such a device (rxe: rivet_retry.c) is posted as
  * pieces of at most rdma_seg bytes each, RIVET_RMA_SEG_WINDOW of them in
  * flight: each piece's completion posts the next one, and the tail goes
- * with the last.  A write's immediate data goes with its last piece, so
- * the target hears of it when every byte is there (RC keeps the order).
- * The operation completes when every work request it posted has.
+ * with the last.  The operation completes when every work request it
+ * posted has.  A write with remote CQ data is never cut: its target
+ * reports the length of the one work request that carried the data.
  */
 #include "rivet_rdm.h"
 
@@ -113,11 +113,7 @@ int rivet_rma_seg_post(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 			.wr_id = (uintptr_t)op, .sg_list = sges[n],
 			.num_sge = rivet_sge_slice(r->sges, r->nsge, off, part,
 						   sges[n]),
-			/* a write's data, if any, comes with its last piece */
-			.opcode = off + part < op->len &&
-				  r->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ?
-				  IBV_WR_RDMA_WRITE : r->opcode,
-			.imm_data = r->imm,
+			.opcode = r->opcode,
 			/* a fence holds the first piece; never inline: an
 			 * inline write is shorter than a piece */
 			.send_flags = IBV_SEND_SIGNALED |
