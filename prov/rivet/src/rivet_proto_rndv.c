@@ -187,18 +187,20 @@ static bool rivet_rndv_more(const struct rivet_rndv_rx *r)
 }
 
 /*
- * Posts the next round of r's reads: up to 16, each at most the port's
- * message size or, where reads are cut short (FI_RIVET_RDMA_SEG: rxe),
- * that many bytes; the next round starts when this one has completed
- * (rivet_rndv_read_done).  0 when posted (or finished), -FI_EAGAIN when
- * it must wait for room.
+ * Keeps up to 16 of r's reads in flight, each at most the port's message
+ * size or, where reads are cut short (FI_RIVET_RDMA_SEG: rxe), that many
+ * bytes: called again as each completes (rivet_rndv_read_done), so that
+ * a read lost on the network is noticed by the ones behind it rather
+ * than by a retry timeout.  Finishes r when nothing is in flight and
+ * nothing more is to be read.  0 when posted (or finished, or waiting for
+ * reads in flight), -FI_EAGAIN when it must wait for room.
  */
 static int rivet_rndv_issue(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 			    void **desc)
 {
 	struct ibv_send_wr wrs[16], *bad;
 	struct ibv_sge sges[16];
-	size_t i, n;
+	size_t i, n, room, inflight = r->nreads - r->reads_done;
 	uint64_t bytes = 0;
 	int ret;
 
@@ -208,34 +210,45 @@ static int rivet_rndv_issue(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 		r->prov_errno = RIVET_PERR_REG;
 	}
 	r->registered = true;
-	n = !rivet_rndv_more(r) ? 0 :
-	    rivet_rndv_plan(r->iov, r->count, r->lkeys, &r->rts, r->planned,
-			    r->comp.len, RIVET_MIN(ep->rdma_seg,
-						   ep->domain->dev->max_msg_size),
-			    (uintptr_t)r, wrs, sges, 16);
-	if (!n) {
-		rivet_rndv_finish(ep, r);
+	if (!rivet_rndv_more(r)) {
+		if (!inflight)
+			rivet_rndv_finish(ep, r);
 		return 0;
 	}
-	if (ep->ctrl_free < n)
-		return -FI_EAGAIN;
-	for (i = 0; i < n; i++) {
-		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
-		bytes += sges[i].length;
+	room = RIVET_MIN(16 - RIVET_MIN(inflight, 16), (size_t)ep->ctrl_free);
+	if (!room)	/* the next completion tries again */
+		return inflight ? 0 : -FI_EAGAIN;
+	n = rivet_rndv_plan(r->iov, r->count, r->lkeys, &r->rts, r->planned,
+			    r->comp.len, RIVET_MIN(ep->rdma_seg,
+						   ep->domain->dev->max_msg_size),
+			    (uintptr_t)r, wrs, sges, room);
+	if (!n) {
+		if (!inflight)
+			rivet_rndv_finish(ep, r);
+		return 0;
 	}
+	for (i = 0; i < n; i++)
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
 	/* an unexpected RTS matched after its connection failed */
 	ret = r->conn->state == RIVET_CONN_CLOSED ? ECONNABORTED :
 	      ibv_post_send(r->conn->qp, wrs, &bad);
 	if (ret) {
-		/* the reads of earlier rounds, if any, have all completed */
 		r->status = FI_EIO;
 		r->prov_errno = RIVET_PERR_CONN;
-		rivet_rndv_finish(ep, r);
-		return 0;
+		/* the ones before bad went: their completions still come */
+		n = r->conn->state == RIVET_CONN_CLOSED ? 0 :
+		    (size_t)(bad - wrs);
 	}
+	for (i = 0; i < n; i++)
+		bytes += sges[i].length;
 	ep->ctrl_free -= n;
 	r->nreads += n;
 	r->planned += bytes;
+	if (ret) {
+		if (r->nreads == r->reads_done)
+			rivet_rndv_finish(ep, r);
+		return 0;
+	}
 	RIVET_DBG(EP_DATA, "rendezvous %p (connection %u, send id 0x%" PRIx64
 		  "): %zu reads posted, %" PRIu64 " of %" PRIu64 " bytes\n",
 		  (void *)r, r->conn->idx, r->rts.send_id, n, r->planned,
@@ -317,8 +330,8 @@ void rivet_rndv_read_done(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r,
 		r->status = rivet_wc_status_to_fi(wc_status);
 		r->prov_errno = wc_status;
 	}
-	if (++r->reads_done == r->nreads &&
-	    rivet_rndv_issue(ep, r, NULL) == -FI_EAGAIN)
+	r->reads_done++;
+	if (rivet_rndv_issue(ep, r, NULL) == -FI_EAGAIN)
 		rivet_rndv_defer(conn, r, 0, 0, NULL);
 	if (broke) {
 		RIVET_INFO(EP_DATA, "connection %u: a rendezvous read failed: "
