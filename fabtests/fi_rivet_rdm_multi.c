@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Many RDM endpoints in one process: a two-way ring over 32 endpoints of
- * one domain (own AVs, then one shared AV), and 4 threads sending on one
- * FI_THREAD_SAFE endpoint to a peer endpoint of the same process. */
+ * one domain (own AVs, then one shared AV), 4 threads sending on one
+ * FI_THREAD_SAFE endpoint to a peer endpoint of the same process, and
+ * messages from a peer that the receiver's AV takes only after they came
+ * (multi_late_av). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -447,6 +449,128 @@ static void multi_threads(void)
 	ft_fab_close(&fab);
 }
 
+/* ---- a peer that enters the AV after its messages ----------------------
+ * What an MPI does (Open MPI's mtl ofi adds a peer to its AV when it first
+ * talks to it): b sends LATE_N eager messages and a rendezvous one to a,
+ * whose AV does not hold b yet; they arrive unexpected, from
+ * FI_ADDR_NOTAVAIL. Then a inserts b and posts receives directed at b
+ * (FI_DIRECTED_RECV): each must take the oldest of b's messages, and
+ * report b as the source. */
+#define LATE_N 20			/* past the engine's list length */
+#define LATE_TAG 0x1a7e
+#define LATE_MS 10000
+
+static void late_fill(uint8_t *p, size_t len, int i)
+{
+	size_t j;
+
+	for (j = 0; j < len; j++)
+		p[j] = (uint8_t)(i * 31 + j);
+}
+
+static int late_check(const uint8_t *p, size_t len, int i)
+{
+	size_t j;
+
+	for (j = 0; j < len; j++)
+		if (p[j] != (uint8_t)(i * 31 + j))
+			return -1;
+	return 0;
+}
+
+static size_t late_len(int i)
+{
+	return i == LATE_N ? MULTI_BIG : 64 + (size_t)i;
+}
+
+static int late_run(struct ft_rdm_ep *a, struct ft_rdm_ep *b,
+		    fi_addr_t b2a, struct ft_buf *txb, struct ft_buf *rxb)
+{
+	static struct fi_context2 tctx[LATE_N + 1], rctx[LATE_N + 1];
+	const char *name = "multi_late_av";
+	struct ft_comp comp;
+	fi_addr_t a2b;
+	uint8_t *p;
+	int i, ret;
+
+	for (i = 0; i <= LATE_N; i++) {
+		p = (uint8_t *)txb->ptr + (size_t)i * MULTI_SLOT;
+		late_fill(p, late_len(i), i);
+		ret = FT_RDM_POST(fi_tsend(b->ep, p, late_len(i), txb->desc,
+					   b2a, LATE_TAG, &tctx[i]));
+		if (ret)
+			return ft_fail(name, "fi_tsend %d: %s", i,
+				       fi_strerror(-(int)ret)), -1;
+	}
+	for (i = 0; i < LATE_N; i++)	/* eager: done when a has them */
+		if (ft_rdm_wait(b->cq, &tctx[i], &comp, LATE_MS) || comp.err)
+			return ft_fail(name, "send %d: %s", i,
+				       ft_comp_str(&comp)), -1;
+	/* a's progress files them (and the rendezvous' RTS) unexpected */
+	if (ft_rdm_drain(a->cq, 500))
+		return ft_fail(name, "a completion before any receive"), -1;
+	ret = ft_rdm_av_insert(a->av, b->name, &a2b);
+	if (ret)
+		return ft_fail(name, "fi_av_insert: %s", fi_strerror(-ret)), -1;
+	for (i = 0; i <= LATE_N; i++) {
+		p = (uint8_t *)rxb->ptr + (size_t)i * MULTI_SLOT;
+		ret = FT_RDM_POST(fi_trecv(a->ep, p, MULTI_SLOT, rxb->desc, a2b,
+					   LATE_TAG, 0, &rctx[i]));
+		if (ret)
+			return ft_fail(name, "fi_trecv %d: %s", i,
+				       fi_strerror(-(int)ret)), -1;
+	}
+	for (i = 0; i <= LATE_N; i++) {
+		p = (uint8_t *)rxb->ptr + (size_t)i * MULTI_SLOT;
+		ret = ft_rdm_wait(a->cq, &rctx[i], &comp, LATE_MS);
+		if (ret)
+			return ft_fail(name, "receive %d directed at the peer "
+				       "inserted late: %s", i,
+				       fi_strerror(-ret)), -1;
+		if (comp.err || comp.len != late_len(i) ||
+		    late_check(p, late_len(i), i))
+			return ft_fail(name, "receive %d: %s, %zu bytes "
+				       "(want %zu in order)", i,
+				       ft_comp_str(&comp), comp.len,
+				       late_len(i)), -1;
+		if (comp.src != a2b)
+			return ft_fail(name, "receive %d: source %#llx, want "
+				       "%#llx", i, (unsigned long long)comp.src,
+				       (unsigned long long)a2b), -1;
+	}
+	if (ft_rdm_wait(b->cq, &tctx[LATE_N], &comp, LATE_MS) || comp.err)
+		return ft_fail(name, "rendezvous send: %s",
+			       ft_comp_str(&comp)), -1;
+	ft_ok(name);
+	return 0;
+}
+
+static void multi_late_av(void)
+{
+	struct fi_info *hints = ft_rdm_hints(FT_RDM_CAPS, FI_THREAD_UNSPEC);
+	struct ft_rdm_ep a = { 0 }, b = { 0 };
+	struct ft_buf txb = { 0 }, rxb = { 0 };
+	size_t len = (LATE_N + 1) * (size_t)MULTI_SLOT;
+	struct ft_fab fab = { 0 };
+	fi_addr_t b2a;
+	int ret;
+
+	ret = hints ? ft_rdm_fab_open(&fab, hints, true) : -FI_ENOMEM;
+	fi_freeinfo(hints);
+	ret = ret ? ret : ft_rdm_ep_open(&fab, NULL, true, 0, &a);
+	ret = ret ? ret : ft_rdm_ep_open(&fab, NULL, true, 0, &b);
+	ret = ret ? ret : ft_rdm_av_insert(b.av, a.name, &b2a);
+	ret = ret ? ret : ft_buf_alloc(fab.domain, len, FI_SEND, &txb);
+	ret = ret ? ret : ft_buf_alloc(fab.domain, len, FI_RECV, &rxb);
+	if (ft_check(!ret, "multi_late_av_setup", "%s", fi_strerror(-ret)))
+		late_run(&a, &b, b2a, &txb, &rxb);
+	ft_buf_free(&rxb);
+	ft_buf_free(&txb);
+	ft_rdm_ep_close(&b);
+	ft_rdm_ep_close(&a);
+	ft_fab_close(&fab);
+}
+
 /* ---- main ------------------------------------------------------------- */
 
 static int multi_setup(void)
@@ -490,5 +614,6 @@ int main(int argc, char **argv)
 	ft_fab_close(&g_multi.fab);
 	free(g_multi.eps);
 	multi_threads();
+	multi_late_av();
 	return ft_summary();
 }

@@ -364,6 +364,10 @@ struct rivet_domain {
 	pthread_mutex_t trig_lock, trig_run;
 	struct rivet_trig *trig;	/* trig_lock */
 	atomic_size_t ntrig;
+	/* bumped by every address an AV of the domain takes (rivet_av.c):
+	 * a receive side with unexpected messages from peers not in the AV
+	 * looks again when it moved (rivet_rdm_rxq_resolve) */
+	_Atomic uint64_t av_gen;
 };
 
 /* ---- triggered operations (rivet_cntr_trig.c) ---- */

@@ -233,6 +233,10 @@ rivet_match_msg_find(struct rivet_match *m, fi_addr_t addr, uint64_t tag,
 	return NULL;
 }
 
+/* u's source became known (its peer entered the AV after it came): later
+ * finds see it from src, in its place in arrival order. */
+void rivet_match_msg_set_src(struct rivet_match *m, struct rivet_match_msg *u,
+			     fi_addr_t src);
 /* FI_CLAIM: later finds skip u; it stays the engine's until removed. */
 void rivet_match_msg_claim(struct rivet_match *m, struct rivet_match_msg *u);
 /* Any message still held (unclaimed first), or NULL: for close. */

@@ -263,6 +263,13 @@ struct rivet_rdm_rxq {
 	size_t rx_ops_used, rx_size;
 	bool directed;			/* FI_DIRECTED_RECV */
 	bool rx_selective;		/* report only FI_COMPLETION receives */
+	/* unexpected messages came from peers not in the AV (an accepted
+	 * connection whose source was FI_ADDR_NOTAVAIL); a receive looks
+	 * whether the AV took them since (domain av_gen moved past
+	 * resolved_gen): an MPI adds a peer to its AV when it first posts
+	 * a receive from it, which can be after the peer's first message */
+	bool unresolved;
+	uint64_t resolved_gen;
 };
 
 void rivet_rdm_rxq_construct(struct rivet_rdm_rxq *q, size_t rx_size,
@@ -417,6 +424,9 @@ void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 int rivet_conn_post_send(struct rivet_conn *conn, uint64_t wr_id,
 			 void *buf, uint32_t len, uint32_t lkey);
 fi_addr_t rivet_conn_src(struct rivet_conn *conn);
+/* rivet_rdm_recv.c: conn's peer entered the AV (conn->addr): its
+ * unexpected messages take the address. */
+void rivet_rdm_rxq_resrc(struct rivet_conn *conn);
 /* The connection whose QP is qp_num, or NULL. */
 struct rivet_conn *rivet_conn_of_qp(struct rivet_rdm_ep *ep, uint32_t qp_num);
 

@@ -106,6 +106,7 @@ static int rivet_av_insert_one(struct rivet_av *av,
 	av->valid[i] = true;
 	if (av->shm.hdr)
 		rivet_av_shm_publish(&av->shm, i, sa);
+	atomic_fetch_add(&av->domain->av_gen, 1);
 	*addr_p = i;
 	return 0;
 }
@@ -129,6 +130,7 @@ static int rivet_av_adopt(struct rivet_av *av, size_t i,
 		return ret;
 	av->addrs[i] = *sa;
 	av->valid[i] = true;
+	atomic_fetch_add(&av->domain->av_gen, 1);
 	return 0;
 }
 

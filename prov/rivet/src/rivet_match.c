@@ -528,6 +528,21 @@ void rivet_match_msg_remove_indexed(struct rivet_match *m,
 		rivet_match_msg_unlink(m, u);
 }
 
+void rivet_match_msg_set_src(struct rivet_match *m, struct rivet_match_msg *u,
+			     fi_addr_t src)
+{
+	unsigned int i;
+
+	/* the indexes by source drop out, to be built again on demand by
+	 * one walk in arrival order (an append here would put u behind
+	 * messages that came after it); rare: once per such peer */
+	if (!u->claimed && m->unexp_indexed)
+		for (i = 0; i < m->unexp.nslots; i++)
+			if (m->unexp.shapes[i].used && !m->unexp.shapes[i].any)
+				rivet_match_unexp_drop(m, i, NULL);
+	u->src = src;
+}
+
 void rivet_match_msg_claim(struct rivet_match *m, struct rivet_match_msg *u)
 {
 	rivet_match_msg_unlink(m, u);

@@ -83,6 +83,8 @@ static void rivet_rx_unexpected(struct rivet_rdm_ep *ep,
 	}
 	u->conn = conn;
 	u->src = rivet_conn_src(conn);
+	if (u->src == FI_ADDR_NOTAVAIL && !conn->active)
+		ep->rxq->unresolved = true;	/* rivet_rdm_rxq_resolve */
 	u->op = hdr->op;
 	u->wflags = hdr->flags;
 	u->tag = hdr->tag;

@@ -406,6 +406,8 @@ void rivet_rdm_rxq_construct(struct rivet_rdm_rxq *q, size_t rx_size,
 	q->rx_size = rx_size;
 	q->directed = directed;
 	q->rx_selective = false;
+	q->unresolved = false;
+	q->resolved_gen = 0;
 }
 
 void rivet_rdm_rxq_destruct(struct rivet_rdm_rxq *q)

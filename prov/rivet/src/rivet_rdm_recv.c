@@ -225,6 +225,61 @@ static ssize_t rivet_rdm_peek(const struct rivet_rdm_rxside *side,
 	return 0;
 }
 
+/* ---- sources that the AV took after their messages came ---- */
+
+static void rivet_rdm_resrc_in(struct rivet_match *m, struct rivet_conn *conn)
+{
+	struct rivet_match_msg *lists[2] = { m->msgs, m->claimed }, *me;
+	struct rivet_unexp *u;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		DL_FOREACH(lists[i], me) {
+			u = container_of(me, struct rivet_unexp, me);
+			if (u->conn != conn || u->src != FI_ADDR_NOTAVAIL)
+				continue;
+			u->src = conn->addr;
+			rivet_match_msg_set_src(m, me, conn->addr);
+		}
+}
+
+void rivet_rdm_rxq_resrc(struct rivet_conn *conn)
+{
+	struct rivet_rdm_rxq *q = conn->ep->rxq;
+
+	rivet_rdm_resrc_in(&q->match_tag, conn);
+	rivet_rdm_resrc_in(&q->match_msg, conn);
+}
+
+/* Before a receive searches: connections whose peer was not in the AV
+ * when their messages came look again, when an AV of the domain took an
+ * address since the last look (rivet_conn_src re-files their messages). */
+static void rivet_rdm_rxq_resolve(const struct rivet_rdm_rxside *side)
+{
+	struct rivet_rdm_rxq *q = side->q;
+	struct rivet_rdm_ep *ep = side->srx ? NULL : side->ep;
+	struct rivet_domain *dom = side->srx ? side->srx->domain :
+					       side->ep->domain;
+	size_t i, j, n = side->srx ? side->srx->nmembers : 1;
+	uint64_t gen;
+
+	if (!q->match_tag.msgs && !q->match_tag.claimed &&
+	    !q->match_msg.msgs && !q->match_msg.claimed) {
+		q->unresolved = false;
+		return;
+	}
+	gen = atomic_load(&dom->av_gen);
+	if (gen == q->resolved_gen)
+		return;
+	q->resolved_gen = gen;
+	for (i = 0; i < n; i++) {
+		if (side->srx)
+			ep = side->srx->members[i];
+		for (j = 0; j < ep->nconns; j++)
+			rivet_conn_src(ep->conns[j]);
+	}
+}
+
 /* ---- posting ---- */
 
 /* Under the side's lock; inline in rivet_rdm_recv, the receive path of
@@ -239,6 +294,8 @@ rivet_rdm_recv_side(const struct rivet_rdm_rxside *side,
 	if (rivet_iov_check(req->iov, req->count, RIVET_RDM_IOV_LIMIT, &len) ||
 	    ((req->flags & FI_MULTI_RECV) && req->count != 1))
 		return -FI_EINVAL;
+	if (__builtin_expect(side->q->unresolved, 0))
+		rivet_rdm_rxq_resolve(side);
 	if (req->flags & (FI_PEEK | FI_CLAIM))
 		return rivet_rdm_peek(side, req, len);
 	if (side->q->rx_ops_used >= side->q->rx_size)

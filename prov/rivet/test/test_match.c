@@ -192,6 +192,37 @@ MATCH_TEST(directed_and_unknown_source)
 	drain(&m);
 }
 
+/* A message from a peer not yet in the AV (FI_ADDR_NOTAVAIL) takes the
+ * peer's address when the AV takes it, and keeps its place: a directed
+ * receive gets it before a message from the peer that came after it. */
+MATCH_TEST(source_known_later)
+{
+	struct rivet_match m;
+	struct test_msg *u1, *u2;
+	int i;
+
+	construct(&m, lm);
+	u1 = arrive(&m, 1, FI_ADDR_NOTAVAIL, 5);
+	u2 = arrive(&m, 2, FI_ADDR_NOTAVAIL, 6);
+	for (i = 0; i < 20; i++)	/* past the list's length */
+		arrive(&m, 100 + i, 9, 100 + i);
+	/* the directed searches index by source first */
+	cr_assert_null(rivet_match_msg_find(&m, 7, 5, 0));
+	cr_assert_null(rivet_match_msg_find(&m, 7, 0, ~0ULL));
+	arrive(&m, 3, 7, 5);
+	rivet_match_msg_claim(&m, &u2->me);
+	rivet_match_msg_set_src(&m, &u1->me, 7);
+	rivet_match_msg_set_src(&m, &u2->me, 7);
+	cr_assert_eq(u2->me.src, 7);
+	cr_assert_eq(take_msg(&m, 7, 0, ~0ULL), 1);
+	cr_assert_eq(take_msg(&m, 7, 5, 0), 3);
+	cr_assert_eq(take_msg(&m, 9, 119, 0), 119);
+	cr_assert_eq(take_msg(&m, ANY, 0, ~0ULL), 100);
+	rivet_match_msg_remove(&m, &u2->me);
+	free(u2);
+	drain(&m);
+}
+
 MATCH_TEST(unexpected_oldest_under_wildcards)
 {
 	struct rivet_match m;
