@@ -217,7 +217,7 @@ case_stream() {
 # 4.096 us * 2^19, 2.1 s, 8 tries) so that this outage stays inside it.
 case_linkshort() {
 	local rc
-	local -x FI_RIVET_ACK_TIMEOUT=19
+	local -x FI_RIVET_ACK_TIMEOUT=${FI_RIVET_ACK_TIMEOUT:-19}
 	t0=$SECONDS
 	rm -rf "$names" && mkdir -p "$names"
 	next_port
