@@ -81,6 +81,10 @@ if ! command -v rivet-node >/dev/null || ! command -v rivet-fault >/dev/null; th
 	exit 2
 fi
 nodes=$(rivet-node -n)
+# the shells that carry faults to the other nodes, opened before any case
+# (a fault over a new ssh session takes tens of seconds on busy guests)
+rivet-fault prepare >/dev/null ||
+	echo "# rivet-fault prepare failed: each fault opens an ssh session"
 # where the second peer of linklong and crash runs, and who mpicrash kills
 other=$(( nodes >= 3 ? 2 : 0 ))
 last=$((nodes - 1))
