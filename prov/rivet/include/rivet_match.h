@@ -7,21 +7,23 @@
  * messages.  docs/matching.md describes the design.
  *
  * A receive's "shape" is its ignore mask and whether it takes any source
- * (addr FI_ADDR_UNSPEC).  Entries are hashed into FIFO buckets keyed by
- * (shape, source or any, tag & ~ignore): every entry of a bucket matches
- * the same messages, so a bucket's head is its oldest match.
- * - Posted side: a receive goes to the bucket of its own shape (at most
+ * (addr FI_ADDR_UNSPEC).  Each shape in use has a hash table keyed by
+ * (source or any, tag & ~ignore): the entries of one key form a ring in
+ * order, oldest first, whose oldest entry stands in the table's chain for
+ * it, so every entry of a ring matches the same messages and the ring's
+ * head is its oldest match.  The entries are the links: no bucket objects.
+ * - Posted side: a receive goes to the table of its own shape (at most
  *   RIVET_MATCH_SHAPES shapes at a time; the rest wait on a "wild" list
- *   in posting order).  An arriving message probes one bucket per shape
+ *   in posting order).  An arriving message probes one chain per shape
  *   in use and walks the wild list; the smallest sequence number wins.
  * - Unexpected side: a message is filed under every shape that receives
  *   have searched with (RIVET_MATCH_SHAPES at most, the least recently
  *   used one dropped for a new one, whose index is then built by one walk
- *   of the queue).  A receive probes the one bucket of its shape.
+ *   of the queue).  A receive probes the one chain of its shape.
  * Queues of up to RIVET_MATCH_LIST_MAX entries are walked instead (the
  * wild list, the arrival list): cheaper than hashing at that depth.
- * The engine does no locking and, in a steady state, no allocation: empty
- * buckets are kept, and reused for new keys.
+ * The engine does no locking and allocates only a table's heads (when a
+ * shape is first used, and doubled when its keys outnumber them).
  */
 #ifndef RIVET_MATCH_H
 #define RIVET_MATCH_H
@@ -39,11 +41,20 @@
  * it is empty again. */
 #define RIVET_MATCH_LIST_MAX 16
 
-struct rivet_match_bucket;
-
+/* An entry's place: in a table, a ring of one key (next, prev: circular,
+ * the head the oldest) whose head is on a hash chain (cnext, cpprev: the
+ * pointer that points at it; NULL for the rest of the ring); on the wild
+ * list, a utlist DL. */
 struct rivet_match_link {
-	struct rivet_match_link *next, *prev;	/* utlist DL, in a bucket */
-	struct rivet_match_bucket *bucket;	/* NULL: the wild list */
+	struct rivet_match_link *next, *prev;
+	struct rivet_match_link *cnext, **cpprev;
+};
+
+/* One shape's index: chains of ring heads, 1 << (64 - shift) of them. */
+struct rivet_match_table {
+	struct rivet_match_link **heads;	/* NULL: not allocated yet */
+	unsigned int shift;
+	size_t nrings;
 };
 
 /* A posted receive (embedded in the caller's). */
@@ -70,15 +81,12 @@ struct rivet_match_shape {
 	bool used;			/* unexpected side: slot indexed */
 	size_t count;			/* posted side: receives in it */
 	uint64_t stamp;			/* unexpected side: last search */
-	struct rivet_match_bucket *last;	/* the bucket used last */
+	struct rivet_match_table tbl;	/* empty when the slot is unused */
 };
 
 struct rivet_match_side {
-	struct rivet_match_bucket *table;	/* uthash, every bucket */
 	struct rivet_match_shape shapes[RIVET_MATCH_SHAPES];
 	unsigned int nslots;		/* slots below it may be in use */
-	struct rivet_match_bucket *idle;	/* empty ones, oldest first */
-	size_t nbuckets, nidle;
 };
 
 struct rivet_match {
@@ -93,7 +101,7 @@ struct rivet_match {
 };
 
 void rivet_match_construct(struct rivet_match *m);
-/* Frees the engine's buckets; the entries still in it are the caller's. */
+/* Frees the engine's tables; the entries still in it are the caller's. */
 void rivet_match_destruct(struct rivet_match *m);
 
 static inline bool rivet_match_tag(uint64_t want, uint64_t ignore,
@@ -139,7 +147,6 @@ static inline void rivet_match_recv_insert(struct rivet_match *m,
 	r->tag = tag;
 	r->ignore = ignore;
 	r->shape = -1;
-	r->link.bucket = NULL;
 	if (m->posted_indexed || m->nposted >= m->list_max) {
 		rivet_match_recv_insert_indexed(m, r);
 		return;

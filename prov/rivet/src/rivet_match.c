@@ -1,183 +1,165 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tag matching engine: FIFO buckets hashed by (shape, source, masked
- * tag), one probe per shape in use (rivet_match.h, docs/matching.md).
- * Pure (no verbs), unit tested in test/test_match.c.  uthash stays here.
+ * The tag matching engine: per shape, a hash table of rings of entries
+ * keyed by (source, masked tag), one probe per shape in use
+ * (rivet_match.h, docs/matching.md).  The entries themselves are the
+ * table's nodes: no bucket objects, no allocation per key.  Pure (no
+ * verbs), unit tested in test/test_match.c.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <utlist.h>
 
 #include "rivet_match.h"
 
-/* Every field is set (no padding): compared field by field. */
-struct rivet_match_key {
-	uint64_t ignore;
-	uint64_t addr;			/* FI_ADDR_UNSPEC when any */
-	uint64_t tag;			/* tag & ~ignore */
-	uint64_t any;
-};
+#define RIVET_MATCH_TABLE_BITS0 4	/* a new table: 16 chains */
 
-static inline unsigned int rivet_match_hash(const struct rivet_match_key *k)
+/* The chain of key (mtag, addr: FI_ADDR_UNSPEC for any source) in t:
+ * Fibonacci hashing, the product's top bits. */
+static inline struct rivet_match_link **
+rivet_match_chain(const struct rivet_match_table *t, uint64_t mtag,
+		  uint64_t addr)
 {
-	uint64_t h = k->tag ^ (k->ignore * 0x9e3779b97f4a7c15ULL) ^
-		     ((k->addr + k->any) * 0xc4ceb9fe1a85ec53ULL);
+	uint64_t h = (mtag ^ (addr * 0xc4ceb9fe1a85ec53ULL)) *
+		     0x9e3779b97f4a7c15ULL;
 
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return (unsigned int)h;
+	return &t->heads[h >> t->shift];
 }
 
-static inline int rivet_match_key_cmp(const struct rivet_match_key *a,
-				      const struct rivet_match_key *b)
+/* l, the head of a ring, goes to the front of chain *pp. */
+static inline void rivet_match_ring_push(struct rivet_match_table *t,
+					 struct rivet_match_link **pp,
+					 struct rivet_match_link *l)
 {
-	return (a->tag != b->tag) | (a->addr != b->addr) |
-	       (a->ignore != b->ignore) | (a->any != b->any);
+	l->cnext = *pp;
+	if (*pp)
+		(*pp)->cpprev = &l->cnext;
+	l->cpprev = pp;
+	*pp = l;
+	t->nrings++;
 }
 
-/* A failed allocation inside uthash leaves the bucket out and marks it. */
-#define HASH_NONFATAL_OOM 1
-#define uthash_nonfatal_oom(elt) ((elt)->oom = true)
-#define HASH_FUNCTION(keyptr, keylen, hashv) \
-	((hashv) = rivet_match_hash((const struct rivet_match_key *)(keyptr)))
-#define HASH_KEYCMP(a, b, n) \
-	rivet_match_key_cmp((const struct rivet_match_key *)(a), \
-			    (const struct rivet_match_key *)(b))
-#include <uthash.h>
-
-struct rivet_match_bucket {
-	struct rivet_match_key key;
-	struct rivet_match_link *head;	/* utlist DL, oldest first */
-	bool oom;
-	bool idle;			/* empty, on side->idle */
-	struct rivet_match_bucket *inext, *iprev;	/* side->idle */
-	UT_hash_handle hh;
-};
-
-/* Empty buckets stay in the table, for the next entry with their key (a
- * ping-pong with one tag reuses one), on an idle list oldest first; once
- * there are this many, a new key takes over the oldest one instead of a
- * malloc (a tag per message costs a rekey, not an allocation). */
-#define RIVET_MATCH_SPARE 64
-
-static void rivet_match_key_make(struct rivet_match_key *k,
-				 const struct rivet_match_shape *s,
-				 fi_addr_t addr, uint64_t tag)
+/* l heads a new ring, at the front of chain *pp. */
+static inline void rivet_match_ring_new(struct rivet_match_table *t,
+					struct rivet_match_link **pp,
+					struct rivet_match_link *l)
 {
-	k->ignore = s->ignore;
-	k->any = s->any;
-	k->addr = s->any ? FI_ADDR_UNSPEC : addr;
-	k->tag = tag & ~s->ignore;
+	l->next = l->prev = l;
+	rivet_match_ring_push(t, pp, l);
 }
 
-/* The bucket of k or NULL; *hashv_p is k's hash when it was computed
- * (s->last, the shape's bucket used last, is tried first). */
-static inline struct rivet_match_bucket *
-rivet_match_bucket_find(struct rivet_match_side *side,
-			struct rivet_match_shape *s,
-			const struct rivet_match_key *k, unsigned int *hashv_p)
+/* l joins the ring headed by h, as its newest entry. */
+static inline void rivet_match_ring_add(struct rivet_match_link *h,
+					struct rivet_match_link *l)
 {
-	struct rivet_match_bucket *b = s->last;
-	unsigned int hashv;
-
-	if (b && !rivet_match_key_cmp(&b->key, k))
-		return b;
-	hashv = rivet_match_hash(k);
-	*hashv_p = hashv;
-	HASH_FIND_BYHASHVALUE(hh, side->table, k, sizeof(*k), hashv, b);
-	if (b)
-		s->last = b;
-	return b;
+	l->cpprev = NULL;
+	l->next = h;
+	l->prev = h->prev;
+	h->prev->next = l;
+	h->prev = l;
 }
 
-static struct rivet_match_bucket *
-rivet_match_bucket_lookup(struct rivet_match_side *side,
-			  struct rivet_match_shape *s,
-			  const struct rivet_match_key *k)
+/* Takes l out of its table; the next of its ring heads it when l did. */
+static inline void rivet_match_link_del(struct rivet_match_table *t,
+					struct rivet_match_link *l)
 {
-	unsigned int hashv;
+	struct rivet_match_link *n = l->next;
 
-	return rivet_match_bucket_find(side, s, k, &hashv);
-}
-
-/* A bucket to (re)key: the oldest idle one once there are enough. */
-static struct rivet_match_bucket *
-rivet_match_bucket_alloc(struct rivet_match_side *side)
-{
-	struct rivet_match_bucket *b = side->idle;
-
-	if (side->nidle < RIVET_MATCH_SPARE)
-		return calloc(1, sizeof(*b));
-	DL_DELETE2(side->idle, b, iprev, inext);
-	side->nidle--;
-	b->idle = false;
-	/* other shapes' s->last may point here: they check the key */
-	HASH_DELETE(hh, side->table, b);
-	side->nbuckets--;
-	return b;
-}
-
-/* The bucket of k, made when missing; NULL without memory. */
-static struct rivet_match_bucket *
-rivet_match_bucket_get(struct rivet_match_side *side,
-		       struct rivet_match_shape *s,
-		       const struct rivet_match_key *k)
-{
-	unsigned int hashv = 0;
-	struct rivet_match_bucket *b;
-
-	b = rivet_match_bucket_find(side, s, k, &hashv);
-	if (b)
-		return b;
-	b = rivet_match_bucket_alloc(side);
-	if (!b)
-		return NULL;
-	b->key = *k;
-	b->oom = false;
-	HASH_ADD_BYHASHVALUE(hh, side->table, key, sizeof(b->key), hashv, b);
-	if (b->oom) {
-		free(b);
-		return NULL;
+	if (n == l) {			/* alone: its ring goes */
+		*l->cpprev = l->cnext;
+		if (l->cnext)
+			l->cnext->cpprev = l->cpprev;
+		t->nrings--;
+		return;
 	}
-	side->nbuckets++;
-	s->last = b;
-	return b;
+	l->prev->next = n;
+	n->prev = l->prev;
+	if (!l->cpprev)
+		return;
+	n->cnext = l->cnext;
+	n->cpprev = l->cpprev;
+	*n->cpprev = n;
+	if (n->cnext)
+		n->cnext->cpprev = &n->cnext;
 }
 
-static void rivet_match_link_add(struct rivet_match_side *side,
-				 struct rivet_match_bucket *b,
-				 struct rivet_match_link *l)
+/* The table's heads, allocated on first use; false without memory. */
+static bool rivet_match_table_alloc(struct rivet_match_table *t)
 {
-	if (b->idle) {
-		DL_DELETE2(side->idle, b, iprev, inext);
-		side->nidle--;
-		b->idle = false;
-	}
-	l->bucket = b;
-	DL_APPEND(b->head, l);
+	t->heads = calloc(1U << RIVET_MATCH_TABLE_BITS0, sizeof(*t->heads));
+	t->shift = 64 - RIVET_MATCH_TABLE_BITS0;
+	t->nrings = 0;
+	return t->heads != NULL;
 }
 
-static void rivet_match_link_del(struct rivet_match_side *side,
-				 struct rivet_match_link *l)
+static inline bool rivet_match_table_ready(struct rivet_match_table *t)
 {
-	struct rivet_match_bucket *b = l->bucket;
+	return t->heads || rivet_match_table_alloc(t);
+}
 
-	DL_DELETE(b->head, l);
-	if (!b->head) {
-		DL_APPEND2(side->idle, b, iprev, inext);
-		side->nidle++;
-		b->idle = true;
-	}
+/* Empties t (its entries are dropped, not unlinked). */
+static void rivet_match_table_clear(struct rivet_match_table *t)
+{
+	if (t->heads)
+		memset(t->heads, 0, sizeof(*t->heads) << (64 - t->shift));
+	t->nrings = 0;
+}
+
+static void rivet_match_table_free(struct rivet_match_table *t)
+{
+	free(t->heads);
+	memset(t, 0, sizeof(*t));
+}
+
+/* More keys than chains: time to grow. */
+static inline bool rivet_match_table_full(const struct rivet_match_table *t)
+{
+	return t->nrings > (size_t)1 << (64 - t->shift);
+}
+
+/* The key of a ring head, to rehash it (posted: a receive; unexpected: a
+ * message's link of slot). */
+typedef void (*rivet_match_key_fn)(const struct rivet_match_link *l,
+				   const struct rivet_match_shape *s,
+				   unsigned int slot, uint64_t *mtag,
+				   uint64_t *addr);
+
+/* Doubles the chains once the keys outnumber them (up to 2^24); without
+ * memory the chains just grow longer. */
+static __attribute__((noinline)) void
+rivet_match_table_grow(struct rivet_match_shape *s, unsigned int slot,
+		       rivet_match_key_fn key)
+{
+	struct rivet_match_table *t = &s->tbl, nt;
+	struct rivet_match_link *l, *next;
+	size_t i, n = (size_t)1 << (64 - t->shift);
+	uint64_t mtag, addr;
+
+	if (t->shift <= 40)
+		return;
+	nt.heads = calloc(2 * n, sizeof(*nt.heads));
+	if (!nt.heads)
+		return;
+	nt.shift = t->shift - 1;
+	nt.nrings = 0;
+	for (i = 0; i < n; i++)
+		for (l = t->heads[i]; l; l = next) {
+			next = l->cnext;
+			key(l, s, slot, &mtag, &addr);
+			/* the ring stays as it is: only its head moves */
+			rivet_match_ring_push(&nt, rivet_match_chain(&nt, mtag,
+								     addr), l);
+		}
+	free(t->heads);
+	*t = nt;
 }
 
 static void rivet_match_side_destruct(struct rivet_match_side *side)
 {
-	struct rivet_match_bucket *b, *tmp;
+	unsigned int i;
 
-	HASH_ITER(hh, side->table, b, tmp) {
-		HASH_DEL(side->table, b);
-		free(b);
-	}
+	for (i = 0; i < RIVET_MATCH_SHAPES; i++)
+		rivet_match_table_free(&side->shapes[i].tbl);
 	memset(side, 0, sizeof(*side));
 }
 
@@ -215,22 +197,34 @@ static int rivet_match_posted_slot(struct rivet_match *m, uint64_t ignore,
 		spare = side->nslots++;
 	if (spare < 0)
 		return -1;
+	/* an unused slot's table is empty: it serves the new shape */
 	s = &side->shapes[spare];
 	s->ignore = ignore;
 	s->any = any;
 	s->used = true;
-	s->last = NULL;
 	return spare;
 }
 
-/* Files r in the bucket of its shape; false (r untouched) when it has
- * to stay on the wild list: no slot, or no memory. */
-static bool rivet_match_recv_index(struct rivet_match *m,
-				   struct rivet_match_recv *r)
+static void rivet_match_recv_key(const struct rivet_match_link *l,
+				 const struct rivet_match_shape *s,
+				 unsigned int slot, uint64_t *mtag,
+				 uint64_t *addr)
 {
-	struct rivet_match_bucket *b;
+	const struct rivet_match_recv *r = (const struct rivet_match_recv *)l;
+
+	(void)slot;
+	*mtag = r->tag & ~s->ignore;
+	*addr = r->addr;	/* FI_ADDR_UNSPEC in a shape of any source */
+}
+
+/* Files r in the table of its shape; false (r untouched) when it has to
+ * stay on the wild list: no slot, or no memory. */
+static inline __attribute__((always_inline)) bool
+rivet_match_recv_index(struct rivet_match *m, struct rivet_match_recv *r)
+{
+	struct rivet_match_link **pp, *l;
 	struct rivet_match_shape *s;
-	struct rivet_match_key k;
+	uint64_t mtag;
 	int slot;
 
 	slot = rivet_match_posted_slot(m, r->ignore,
@@ -238,19 +232,32 @@ static bool rivet_match_recv_index(struct rivet_match *m,
 	if (slot < 0)
 		return false;
 	s = &m->posted.shapes[slot];
-	rivet_match_key_make(&k, s, r->addr, r->tag);
-	b = rivet_match_bucket_get(&m->posted, s, &k);
-	if (!b)
+	if (!rivet_match_table_ready(&s->tbl))
 		return false;
 	r->shape = slot;
 	s->count++;
-	rivet_match_link_add(&m->posted, b, &r->link);
+	mtag = r->tag & ~s->ignore;
+	pp = rivet_match_chain(&s->tbl, mtag, r->addr);
+	for (l = *pp; l; l = l->cnext) {
+		const struct rivet_match_recv *h =
+			(const struct rivet_match_recv *)l;
+
+		if (h->addr == r->addr && !((h->tag ^ mtag) & ~s->ignore)) {
+			rivet_match_ring_add(l, &r->link);
+			return true;
+		}
+	}
+	rivet_match_ring_new(&s->tbl, pp, &r->link);
+	if (rivet_match_table_full(&s->tbl))
+		rivet_match_table_grow(s, (unsigned int)slot,
+				       rivet_match_recv_key);
 	return true;
 }
 
 /* The queue outgrew list_max: file what it holds, oldest first (what
  * finds no slot stays on the wild list, in order). */
-static void rivet_match_posted_index(struct rivet_match *m)
+static __attribute__((noinline)) void
+rivet_match_posted_index(struct rivet_match *m)
 {
 	struct rivet_match_link *old = m->wild, *l, *tmp;
 
@@ -276,14 +283,17 @@ void rivet_match_recv_insert_indexed(struct rivet_match *m,
 void rivet_match_recv_remove_indexed(struct rivet_match *m,
 				     struct rivet_match_recv *r)
 {
+	struct rivet_match_shape *s;
+
 	if (!--m->nposted)
 		m->posted_indexed = false;	/* a list again */
 	if (r->shape < 0) {
 		DL_DELETE(m->wild, &r->link);
 		return;
 	}
-	rivet_match_link_del(&m->posted, &r->link);
-	m->posted.shapes[r->shape].count--;
+	s = &m->posted.shapes[r->shape];
+	rivet_match_link_del(&s->tbl, &r->link);
+	s->count--;
 }
 
 static struct rivet_match_recv *
@@ -311,9 +321,9 @@ struct rivet_match_recv *rivet_match_recv_find_indexed(struct rivet_match *m,
 {
 	struct rivet_match_side *side = &m->posted;
 	struct rivet_match_recv *best = NULL, *r;
-	struct rivet_match_bucket *b;
 	struct rivet_match_shape *s;
-	struct rivet_match_key k;
+	struct rivet_match_link *l;
+	uint64_t mtag, addr;
 	unsigned int i;
 
 	if (!m->nposted)
@@ -322,36 +332,78 @@ struct rivet_match_recv *rivet_match_recv_find_indexed(struct rivet_match *m,
 		s = &side->shapes[i];
 		if (!s->count)
 			continue;
-		rivet_match_key_make(&k, s, src, tag);
-		b = rivet_match_bucket_lookup(side, s, &k);
-		if (!b || !b->head)
-			continue;
-		r = (struct rivet_match_recv *)b->head;
-		if (!best || r->seq < best->seq)
-			best = r;
+		mtag = tag & ~s->ignore;
+		addr = s->any ? FI_ADDR_UNSPEC : src;
+		for (l = *rivet_match_chain(&s->tbl, mtag, addr); l;
+		     l = l->cnext) {
+			r = (struct rivet_match_recv *)l;
+			if (r->addr != addr || ((r->tag ^ mtag) & ~s->ignore))
+				continue;
+			if (!best || r->seq < best->seq)
+				best = r;
+			break;
+		}
 	}
 	if (m->wild)
 		best = rivet_match_wild_find(m, best, src, tag);
 	return best;
 }
 
-static struct rivet_match_recv *
-rivet_match_list_search(struct rivet_match_link *head,
-			struct rivet_match_recv *best,
-			bool (*pred)(const struct rivet_match_recv *, void *),
-			void *arg)
+/* Calls fn on each entry of the ring headed by h, oldest first (fn may
+ * free the entry it gets). */
+static void rivet_match_ring_each(struct rivet_match_link *h,
+				  bool (*fn)(struct rivet_match_link *, void *),
+				  void *arg)
 {
-	struct rivet_match_link *l;
-	struct rivet_match_recv *r;
+	struct rivet_match_link *l = h, *next;
 
-	DL_FOREACH(head, l) {
-		r = (struct rivet_match_recv *)l;
-		if (best && r->seq > best->seq)
-			break;
-		if (pred(r, arg))
-			return r;
-	}
-	return best;
+	do {
+		next = l->next;
+		if (!fn(l, arg))
+			return;
+		l = next;
+	} while (l != h);
+}
+
+/* Calls fn on every entry of t's rings, chain by chain; fn returns false
+ * to stop that ring. */
+static void rivet_match_table_each(struct rivet_match_table *t,
+				   bool (*fn)(struct rivet_match_link *,
+					      void *),
+				   void *arg)
+{
+	struct rivet_match_link *h, *next;
+	size_t i;
+
+	if (!t->heads)
+		return;
+	for (i = 0; i < (size_t)1 << (64 - t->shift); i++)
+		for (h = t->heads[i]; h; h = next) {
+			next = h->cnext;
+			rivet_match_ring_each(h, fn, arg);
+		}
+}
+
+struct rivet_match_search {
+	struct rivet_match_recv *best;
+	bool (*pred)(const struct rivet_match_recv *, void *);
+	void (*fn)(struct rivet_match_recv *, void *);
+	void *arg;
+};
+
+/* A ring is in posting order: its first entry that pred takes is its
+ * candidate, and none after an older best can beat it. */
+static bool rivet_match_search_one(struct rivet_match_link *l, void *arg)
+{
+	struct rivet_match_search *q = arg;
+	struct rivet_match_recv *r = (struct rivet_match_recv *)l;
+
+	if (q->best && r->seq > q->best->seq)
+		return false;
+	if (!q->pred(r, q->arg))
+		return true;
+	q->best = r;
+	return false;
 }
 
 struct rivet_match_recv *
@@ -359,43 +411,49 @@ rivet_match_recv_search(struct rivet_match *m,
 			bool (*pred)(const struct rivet_match_recv *, void *),
 			void *arg)
 {
-	struct rivet_match_recv *best = NULL;
-	struct rivet_match_bucket *b, *tmp;
+	struct rivet_match_search q = { .pred = pred, .arg = arg };
+	struct rivet_match_link *l;
+	unsigned int i;
 
 	if (!m->nposted)
 		return NULL;
-	HASH_ITER(hh, m->posted.table, b, tmp)
-		best = rivet_match_list_search(b->head, best, pred, arg);
-	return rivet_match_list_search(m->wild, best, pred, arg);
+	for (i = 0; i < m->posted.nslots; i++)
+		if (m->posted.shapes[i].count)
+			rivet_match_table_each(&m->posted.shapes[i].tbl,
+					       rivet_match_search_one, &q);
+	DL_FOREACH(m->wild, l)
+		if (!rivet_match_search_one(l, &q))
+			break;
+	return q.best;
 }
 
-static void
-rivet_match_list_drain(struct rivet_match_link **head,
-		       void (*fn)(struct rivet_match_recv *, void *), void *arg)
+static bool rivet_match_drain_one(struct rivet_match_link *l, void *arg)
 {
-	struct rivet_match_link *l, *tmp;
+	struct rivet_match_search *q = arg;
 
-	DL_FOREACH_SAFE(*head, l, tmp) {
-		DL_DELETE(*head, l);
-		fn((struct rivet_match_recv *)l, arg);
-	}
+	q->fn((struct rivet_match_recv *)l, q->arg);
+	return true;
 }
 
 void rivet_match_recv_drain(struct rivet_match *m,
 			    void (*fn)(struct rivet_match_recv *, void *),
 			    void *arg)
 {
+	struct rivet_match_search q = { .fn = fn, .arg = arg };
 	struct rivet_match_side *side = &m->posted;
-	struct rivet_match_bucket *b, *tmp;
+	struct rivet_match_link *l, *tmp;
 	unsigned int i;
 
-	HASH_ITER(hh, side->table, b, tmp)
-		rivet_match_list_drain(&b->head, fn, arg);
-	rivet_match_list_drain(&m->wild, fn, arg);
-	/* every bucket is empty: the side's next use starts over */
-	rivet_match_side_destruct(side);
-	for (i = 0; i < RIVET_MATCH_SHAPES; i++)
+	for (i = 0; i < side->nslots; i++) {
+		rivet_match_table_each(&side->shapes[i].tbl,
+				       rivet_match_drain_one, &q);
+		rivet_match_table_clear(&side->shapes[i].tbl);
 		side->shapes[i].count = 0;
+	}
+	DL_FOREACH_SAFE(m->wild, l, tmp) {
+		DL_DELETE(m->wild, l);
+		fn((struct rivet_match_recv *)l, arg);
+	}
 	m->nposted = 0;
 	m->posted_indexed = false;
 }
@@ -403,62 +461,74 @@ void rivet_match_recv_drain(struct rivet_match *m,
 /* ---- unexpected messages ---- */
 
 static inline struct rivet_match_msg *
-rivet_match_msg_of(struct rivet_match_link *l, unsigned int slot)
+rivet_match_msg_of(const struct rivet_match_link *l, unsigned int slot)
 {
 	return (struct rivet_match_msg *)((char *)(l - slot) -
 					  offsetof(struct rivet_match_msg,
 						   links));
 }
 
-static bool rivet_match_msg_index(struct rivet_match *m,
-				  struct rivet_match_msg *u, unsigned int slot)
+static void rivet_match_msg_key(const struct rivet_match_link *l,
+				const struct rivet_match_shape *s,
+				unsigned int slot, uint64_t *mtag,
+				uint64_t *addr)
 {
-	struct rivet_match_shape *s = &m->unexp.shapes[slot];
-	struct rivet_match_bucket *b;
-	struct rivet_match_key k;
+	const struct rivet_match_msg *u = rivet_match_msg_of(l, slot);
 
-	rivet_match_key_make(&k, s, u->src, u->tag);
-	b = rivet_match_bucket_get(&m->unexp, s, &k);
-	if (!b)
-		return false;
-	rivet_match_link_add(&m->unexp, b, &u->links[slot]);
-	return true;
+	*mtag = u->tag & ~s->ignore;
+	*addr = s->any ? FI_ADDR_UNSPEC : u->src;
 }
 
-/* Takes slot out of use: unlinks the messages before stop (NULL: all). */
-static void rivet_match_unexp_drop(struct rivet_match *m, unsigned int slot,
-				   struct rivet_match_msg *stop)
+/* Files u under slot (whose table is ready). */
+static inline __attribute__((always_inline)) void
+rivet_match_msg_index(struct rivet_match *m, struct rivet_match_msg *u,
+		      unsigned int slot)
 {
-	struct rivet_match_msg *u;
+	struct rivet_match_shape *s = &m->unexp.shapes[slot];
+	struct rivet_match_link **pp, *l;
+	uint64_t mtag = u->tag & ~s->ignore;
 
-	DL_FOREACH(m->msgs, u) {
-		if (u == stop)
-			break;
-		rivet_match_link_del(&m->unexp, &u->links[slot]);
+	pp = rivet_match_chain(&s->tbl, mtag,
+			       s->any ? FI_ADDR_UNSPEC : u->src);
+	for (l = *pp; l; l = l->cnext) {
+		const struct rivet_match_msg *h = rivet_match_msg_of(l, slot);
+
+		if ((s->any || h->src == u->src) &&
+		    !((h->tag ^ mtag) & ~s->ignore)) {
+			rivet_match_ring_add(l, &u->links[slot]);
+			return;
+		}
 	}
+	rivet_match_ring_new(&s->tbl, pp, &u->links[slot]);
+	if (rivet_match_table_full(&s->tbl))
+		rivet_match_table_grow(s, slot, rivet_match_msg_key);
+}
+
+/* Takes slot out of use: its table is emptied, the messages' links of
+ * the slot left as they are (nothing reads them until it is built
+ * again). */
+static void rivet_match_unexp_drop(struct rivet_match *m, unsigned int slot)
+{
 	m->unexp.shapes[slot].used = false;
-	m->unexp.shapes[slot].last = NULL;
+	rivet_match_table_clear(&m->unexp.shapes[slot].tbl);
 }
 
 /* Files every queued message under a new shape in slot; false (and the
  * slot unused) without memory. */
-static bool rivet_match_unexp_build(struct rivet_match *m, unsigned int slot,
+static __attribute__((noinline)) bool rivet_match_unexp_build(struct rivet_match *m, unsigned int slot,
 				    uint64_t ignore, bool any)
 {
 	struct rivet_match_shape *s = &m->unexp.shapes[slot];
 	struct rivet_match_msg *u;
 
+	if (!rivet_match_table_ready(&s->tbl))
+		return false;
 	s->ignore = ignore;
 	s->any = any;
 	s->used = true;
-	s->last = NULL;
 	s->stamp = ++m->clock;
-	DL_FOREACH(m->msgs, u) {
-		if (!rivet_match_msg_index(m, u, slot)) {
-			rivet_match_unexp_drop(m, slot, u);
-			return false;
-		}
-	}
+	DL_FOREACH(m->msgs, u)
+		rivet_match_msg_index(m, u, slot);
 	return true;
 }
 
@@ -486,8 +556,9 @@ static int rivet_match_unexp_slot(struct rivet_match *m, uint64_t ignore,
 	    (pick < 0 || side->shapes[pick].used))
 		pick = side->nslots++;
 	else if (side->shapes[pick].used)
-		rivet_match_unexp_drop(m, pick, NULL);
-	return rivet_match_unexp_build(m, pick, ignore, any) ? pick : -1;
+		rivet_match_unexp_drop(m, (unsigned int)pick);
+	return rivet_match_unexp_build(m, (unsigned int)pick, ignore, any) ?
+	       pick : -1;
 }
 
 void rivet_match_msg_insert_indexed(struct rivet_match *m,
@@ -496,8 +567,8 @@ void rivet_match_msg_insert_indexed(struct rivet_match *m,
 	unsigned int i;
 
 	for (i = 0; i < m->unexp.nslots; i++)
-		if (m->unexp.shapes[i].used && !rivet_match_msg_index(m, u, i))
-			rivet_match_unexp_drop(m, i, NULL);
+		if (m->unexp.shapes[i].used)
+			rivet_match_msg_index(m, u, i);
 	DL_APPEND(m->msgs, u);
 	m->nmsgs++;
 }
@@ -509,10 +580,12 @@ static void rivet_match_msg_unlink(struct rivet_match *m,
 
 	for (i = 0; i < m->unexp.nslots; i++)
 		if (m->unexp.shapes[i].used)
-			rivet_match_link_del(&m->unexp, &u->links[i]);
+			rivet_match_link_del(&m->unexp.shapes[i].tbl,
+					     &u->links[i]);
 	DL_DELETE(m->msgs, u);
 	if (!--m->nmsgs && m->unexp_indexed) {	/* a list again */
 		m->unexp_indexed = false;
+		/* every table is empty: each message left it */
 		for (i = 0; i < m->unexp.nslots; i++)
 			m->unexp.shapes[i].used = false;
 		m->unexp.nslots = 0;
@@ -539,7 +612,7 @@ void rivet_match_msg_set_src(struct rivet_match *m, struct rivet_match_msg *u,
 	if (!u->claimed && m->unexp_indexed)
 		for (i = 0; i < m->unexp.nslots; i++)
 			if (m->unexp.shapes[i].used && !m->unexp.shapes[i].any)
-				rivet_match_unexp_drop(m, i, NULL);
+				rivet_match_unexp_drop(m, i);
 	u->src = src;
 }
 
@@ -601,9 +674,11 @@ struct rivet_match_msg *rivet_match_msg_find_indexed(struct rivet_match *m,
 						     uint64_t tag,
 						     uint64_t ignore)
 {
-	struct rivet_match_bucket *b;
 	struct rivet_match_shape *s;
-	struct rivet_match_key k;
+	struct rivet_match_msg *u;
+	struct rivet_match_link *l;
+	uint64_t mtag = tag & ~ignore;
+	bool any = addr == FI_ADDR_UNSPEC;
 	int slot;
 
 	if (!m->nmsgs)
@@ -613,13 +688,14 @@ struct rivet_match_msg *rivet_match_msg_find_indexed(struct rivet_match *m,
 			return rivet_match_msg_walk(m, addr, tag, ignore);
 		m->unexp_indexed = true;	/* slots are built on demand */
 	}
-	slot = rivet_match_unexp_slot(m, ignore, addr == FI_ADDR_UNSPEC);
+	slot = rivet_match_unexp_slot(m, ignore, any);
 	if (slot < 0)
 		return rivet_match_msg_walk(m, addr, tag, ignore);
 	s = &m->unexp.shapes[slot];
-	rivet_match_key_make(&k, s, addr, tag);
-	b = rivet_match_bucket_lookup(&m->unexp, s, &k);
-	if (!b || !b->head)
-		return NULL;
-	return rivet_match_msg_of(b->head, slot);
+	for (l = *rivet_match_chain(&s->tbl, mtag, addr); l; l = l->cnext) {
+		u = rivet_match_msg_of(l, (unsigned int)slot);
+		if ((any || u->src == addr) && !((u->tag ^ mtag) & ~ignore))
+			return u;
+	}
+	return NULL;
 }
