@@ -229,8 +229,8 @@ int main(int argc, char **argv)
 	if (g.list_max >= 0)
 		g.m.list_max = (size_t)g.list_max;
 	bm_queue_deep();
-	/* warm up: the buckets of the measured keys exist (and, with a
-	 * tag per message, the idle ones get reused) */
+	/* warm up: the tables have their size for the depth, and the
+	 * side is indexed as it will be when counted */
 	warm = 2 * 64 + 16;
 	for (i = 0; i < warm; i++)
 		if (!bm_once(g.iters + 1000000 + i))
