@@ -10,7 +10,8 @@ Usage: $0 [-a ADDR] [-b BINDIR] [-o LOGDIR] [-t SECS] [-S SIZE|all]
           [-M MAX] [-I ITERS] [-n NPROCS] [-m RANKS] [-r NODE] [-x STEP]... PROV
 
 Runs fi_rivet_rdm (as it is and with -A: FI_PROGRESS_AUTO) and
-fi_rivet_rdm_rma (server/client), fi_rivet_rdm_atomic (4 processes; for
+fi_rivet_rdm_rma (server/client), fi_rivet_rdm_bw with 2000 receives
+posted that nothing matches (deep matching queues), fi_rivet_rdm_atomic (4 processes; for
 rivet again with FI_RIVET_NATIVE_ATOMICS=1), both again with offset
 addressing (-O),
 fi_rivet_rdm_multi, fi_rivet_rdm_harden (misuse and failure containment),
@@ -49,7 +50,7 @@ checks.
              clients, the odd ranks of the mesh and the atomics and half
              of the MPI ranks run on node NODE (rivet-node), with its own
              address; the servers here, on ADDR
-  -x STEP    skip a step: rdm rdm_auto rdm_rma tclass atomic native offset
+  -x STEP    skip a step: rdm rdm_auto rdm_rma deep tclass atomic native offset
              multi harden pollset mrcache rawpeer shared_av shared_ctx sep
              trigger mesh kill mpi osc pingpong pingpong_msg
              (repeatable)
@@ -227,6 +228,25 @@ step_rdm_rma() {
 		-p "$prov" -e rdm -s "$addr" -B "$port" -S "$sizes" \
 		${maxsz:+-M "$maxsz"} -- -p "$prov" -e rdm -s "$caddr" -P "$port" \
 		-S "$sizes" ${maxsz:+-M "$maxsz"} "$addr"
+}
+
+# Deep matching queues through the provider: 2000 receives that nothing
+# matches posted first on both sides (fi_rivet_rdm_bw -D), then a
+# stream of eager and rendezvous messages (64 in flight, edges checked)
+# and a ping-pong that must each find their own receive among them.
+step_deep() {
+	local sz
+	for sz in 64 64k; do
+		port=$((port + 2))
+		run_pair "deep_stream_$sz" fi_rivet_rdm_bw $((port + 1000)) -- \
+			-p "$prov" -s "$addr" -B "$port" -D 2000 -S "$sz" \
+			-I 400 -- -p "$prov" -s "$caddr" -P "$port" -D 2000 \
+			-S "$sz" -I 400 "$addr"
+	done
+	port=$((port + 2))
+	run_pair deep_pingpong fi_rivet_rdm_bw $((port + 1000)) -- \
+		-p "$prov" -s "$addr" -B "$port" -D 2000 -l -S 8 -I 400 -- \
+		-p "$prov" -s "$caddr" -P "$port" -D 2000 -l -S 8 -I 400 "$addr"
 }
 
 # RDM connections made with a traffic class (the GRH's TOS on RoCE)
@@ -570,7 +590,7 @@ echo "# provider $prov, address $addr${rnode:+, clients on node$rnode ($caddr)},
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
-for s in rdm rdm_auto rdm_rma tclass atomic native offset multi harden \
+for s in rdm rdm_auto rdm_rma deep tclass atomic native offset multi harden \
 	pollset mrcache rawpeer shared_av shared_ctx sep trigger mesh kill mpi \
 	osc pingpong \
 	pingpong_msg; do
