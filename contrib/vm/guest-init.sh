@@ -81,6 +81,14 @@ fi
 echo "$host" >/proc/sys/kernel/hostname
 echo "$host" >/etc/hostname
 ip link set lo up
+# The tests' fixed ports (47000-49999: fi_pingpong's 47592, the suites'
+# bases) lie in Linux's default ephemeral range (32768-60999). A
+# client's outgoing TCP connection left in TIME_WAIT, or an rdma_cm id
+# bound to port 0 (rdma_cm picks from the same range and ignores
+# ip_local_reserved_ports), could hold one, and the next server's bind()
+# then fails with EADDRINUSE (CI saw it once: fi_pingpong_msg's control
+# socket). Ephemeral ports come from above them instead.
+echo 50000 60999 >/proc/sys/net/ipv4/ip_local_port_range
 
 # stdout and stderr of the command: virtio serial ports named by rivet-vm.
 port() {
