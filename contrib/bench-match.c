@@ -14,7 +14,8 @@
  *   and take it.
  * Each iteration uses a new tag (as fi_rivet_rdm_bw does: RB_TAG_DATA |
  * seq), -f the same tag every time.  -l N sets the engine's list_max
- * (RIVET_MATCH_LIST_MAX: queues up to it are walked; 0: always hashed).
+ * (FI_RIVET_MATCH_LIST_MAX: queues up to it are walked; the default, 0:
+ * always hashed).
  * Only bm_count_* is to be counted:
  *
  *   valgrind --tool=callgrind --collect-atstart=no \

@@ -247,6 +247,14 @@ step_deep() {
 	run_pair deep_pingpong fi_rivet_rdm_bw $((port + 1000)) -- \
 		-p "$prov" -s "$addr" -B "$port" -D 2000 -l -S 8 -I 400 -- \
 		-p "$prov" -s "$caddr" -P "$port" -D 2000 -l -S 8 -I 400 "$addr"
+	# short queues as lists (FI_RIVET_MATCH_LIST_MAX): 64 in flight take
+	# each side past 16 into the tables and back to a list when empty
+	[ "$prov" = rivet ] || return 0
+	port=$((port + 2))
+	FI_RIVET_MATCH_LIST_MAX=16 run_pair deep_lists_stream_64 \
+		fi_rivet_rdm_bw $((port + 1000)) -- \
+		-p "$prov" -s "$addr" -B "$port" -S 64 -I 400 -- \
+		-p "$prov" -s "$caddr" -P "$port" -S 64 -I 400 "$addr"
 }
 
 # RDM connections made with a traffic class (the GRH's TOS on RoCE)

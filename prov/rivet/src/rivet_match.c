@@ -14,81 +14,12 @@
 
 #define RIVET_MATCH_TABLE_BITS0 4	/* a new table: 16 chains */
 
-/* The chain of key (mtag, addr: FI_ADDR_UNSPEC for any source) in t:
- * Fibonacci hashing, the product's top bits. */
-static inline struct rivet_match_link **
-rivet_match_chain(const struct rivet_match_table *t, uint64_t mtag,
-		  uint64_t addr)
-{
-	uint64_t h = (mtag ^ (addr * 0xc4ceb9fe1a85ec53ULL)) *
-		     0x9e3779b97f4a7c15ULL;
-
-	return &t->heads[h >> t->shift];
-}
-
-/* l, the head of a ring, goes to the front of chain *pp. */
-static inline void rivet_match_ring_push(struct rivet_match_table *t,
-					 struct rivet_match_link **pp,
-					 struct rivet_match_link *l)
-{
-	l->cnext = *pp;
-	if (*pp)
-		(*pp)->cpprev = &l->cnext;
-	l->cpprev = pp;
-	*pp = l;
-	t->nrings++;
-}
-
-/* l heads a new ring, at the front of chain *pp. */
-static inline void rivet_match_ring_new(struct rivet_match_table *t,
-					struct rivet_match_link **pp,
-					struct rivet_match_link *l)
-{
-	l->next = l->prev = l;
-	rivet_match_ring_push(t, pp, l);
-}
-
-/* l joins the ring headed by h, as its newest entry. */
-static inline void rivet_match_ring_add(struct rivet_match_link *h,
-					struct rivet_match_link *l)
-{
-	l->cpprev = NULL;
-	l->next = h;
-	l->prev = h->prev;
-	h->prev->next = l;
-	h->prev = l;
-}
-
-/* Takes l out of its table; the next of its ring heads it when l did. */
-static inline void rivet_match_link_del(struct rivet_match_table *t,
-					struct rivet_match_link *l)
-{
-	struct rivet_match_link *n = l->next;
-
-	if (n == l) {			/* alone: its ring goes */
-		*l->cpprev = l->cnext;
-		if (l->cnext)
-			l->cnext->cpprev = l->cpprev;
-		t->nrings--;
-		return;
-	}
-	l->prev->next = n;
-	n->prev = l->prev;
-	if (!l->cpprev)
-		return;
-	n->cnext = l->cnext;
-	n->cpprev = l->cpprev;
-	*n->cpprev = n;
-	if (n->cnext)
-		n->cnext->cpprev = &n->cnext;
-}
-
 /* The table's heads, allocated on first use; false without memory. */
 static bool rivet_match_table_alloc(struct rivet_match_table *t)
 {
 	t->heads = calloc(1U << RIVET_MATCH_TABLE_BITS0, sizeof(*t->heads));
 	t->shift = 64 - RIVET_MATCH_TABLE_BITS0;
-	t->nrings = 0;
+	t->nchains = 1U << RIVET_MATCH_TABLE_BITS0;
 	return t->heads != NULL;
 }
 
@@ -101,8 +32,7 @@ static inline bool rivet_match_table_ready(struct rivet_match_table *t)
 static void rivet_match_table_clear(struct rivet_match_table *t)
 {
 	if (t->heads)
-		memset(t->heads, 0, sizeof(*t->heads) << (64 - t->shift));
-	t->nrings = 0;
+		memset(t->heads, 0, sizeof(*t->heads) * t->nchains);
 }
 
 static void rivet_match_table_free(struct rivet_match_table *t)
@@ -111,47 +41,54 @@ static void rivet_match_table_free(struct rivet_match_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* More keys than chains: time to grow. */
-static inline bool rivet_match_table_full(const struct rivet_match_table *t)
-{
-	return t->nrings > (size_t)1 << (64 - t->shift);
-}
-
 /* The key of a ring head, to rehash it (posted: a receive; unexpected: a
- * message's link of slot). */
+ * message's link of the shape's slot). */
 typedef void (*rivet_match_key_fn)(const struct rivet_match_link *l,
 				   const struct rivet_match_shape *s,
-				   unsigned int slot, uint64_t *mtag,
-				   uint64_t *addr);
+				   uint64_t *mtag, uint64_t *addr);
 
-/* Doubles the chains once the keys outnumber them (up to 2^24); without
- * memory the chains just grow longer. */
-static __attribute__((noinline)) void
-rivet_match_table_grow(struct rivet_match_shape *s, unsigned int slot,
-		       rivet_match_key_fn key)
+/* Doubles the chains once the entries outnumber them (up to 2^24);
+ * without memory the chains just grow longer. */
+static void rivet_match_table_grow(struct rivet_match_shape *s,
+				   rivet_match_key_fn key)
 {
 	struct rivet_match_table *t = &s->tbl, nt;
-	struct rivet_match_link *l, *next;
-	size_t i, n = (size_t)1 << (64 - t->shift);
+	struct rivet_match_link *l, *next, **pp;
 	uint64_t mtag, addr;
+	size_t i;
 
 	if (t->shift <= 40)
 		return;
-	nt.heads = calloc(2 * n, sizeof(*nt.heads));
+	nt.heads = calloc(2 * t->nchains, sizeof(*nt.heads));
 	if (!nt.heads)
 		return;
 	nt.shift = t->shift - 1;
-	nt.nrings = 0;
-	for (i = 0; i < n; i++)
+	nt.nchains = 2 * t->nchains;
+	for (i = 0; i < t->nchains; i++)
 		for (l = t->heads[i]; l; l = next) {
 			next = l->cnext;
-			key(l, s, slot, &mtag, &addr);
+			key(l, s, &mtag, &addr);
 			/* the ring stays as it is: only its head moves */
-			rivet_match_ring_push(&nt, rivet_match_chain(&nt, mtag,
-								     addr), l);
+			pp = rivet_match_chain(&nt, mtag, addr);
+			l->cnext = *pp;
+			if (*pp)
+				(*pp)->cpprev = &l->cnext;
+			l->cpprev = pp;
+			*pp = l;
 		}
 	free(t->heads);
 	*t = nt;
+}
+
+static void rivet_match_side_construct(struct rivet_match_side *side)
+{
+	unsigned int i;
+
+	for (i = 0; i < RIVET_MATCH_SHAPES; i++) {
+		side->shapes[i].any = -1;
+		side->shapes[i].slot = i;
+	}
+	side->hint = side->shapes;
 }
 
 static void rivet_match_side_destruct(struct rivet_match_side *side)
@@ -166,6 +103,8 @@ static void rivet_match_side_destruct(struct rivet_match_side *side)
 void rivet_match_construct(struct rivet_match *m)
 {
 	memset(m, 0, sizeof(*m));
+	rivet_match_side_construct(&m->posted);
+	rivet_match_side_construct(&m->unexp);
 	m->list_max = RIVET_MATCH_LIST_MAX;
 }
 
@@ -178,86 +117,66 @@ void rivet_match_destruct(struct rivet_match *m)
 
 /* ---- posted receives ---- */
 
-/* The slot of a shape: its own, or a free one (assigned); -1 if none. */
-static int rivet_match_posted_slot(struct rivet_match *m, uint64_t ignore,
-				   bool any)
+/* The shape of (ignore, any) with its table ready: its own slot, or a
+ * free one (assigned); NULL if none, or without memory. */
+static struct rivet_match_shape *
+rivet_match_posted_shape(struct rivet_match *m, uint64_t ignore, bool any)
 {
 	struct rivet_match_side *side = &m->posted;
-	struct rivet_match_shape *s;
-	int i, spare = -1;
+	struct rivet_match_shape *s, *spare = NULL;
+	unsigned int i;
 
-	for (i = 0; i < (int)side->nslots; i++) {
+	for (i = 0; i < side->nslots; i++) {
 		s = &side->shapes[i];
-		if (s->ignore == ignore && s->any == any)
-			return i;
-		if (!s->count && spare < 0)
-			spare = i;
+		if (s->keep == ~ignore && s->any == any)
+			return s->tbl.heads ? s : NULL;
+		if (!s->count && !spare)
+			spare = s;
 	}
-	if (spare < 0 && side->nslots < RIVET_MATCH_SHAPES)
-		spare = side->nslots++;
-	if (spare < 0)
-		return -1;
+	if (!spare && side->nslots < RIVET_MATCH_SHAPES)
+		spare = &side->shapes[side->nslots++];
 	/* an unused slot's table is empty: it serves the new shape */
-	s = &side->shapes[spare];
-	s->ignore = ignore;
-	s->any = any;
-	s->used = true;
+	if (!spare || !rivet_match_table_ready(&spare->tbl))
+		return NULL;
+	spare->keep = ~ignore;
+	spare->any = any;
+	spare->used = true;
 	return spare;
 }
 
 static void rivet_match_recv_key(const struct rivet_match_link *l,
 				 const struct rivet_match_shape *s,
-				 unsigned int slot, uint64_t *mtag,
-				 uint64_t *addr)
+				 uint64_t *mtag, uint64_t *addr)
 {
 	const struct rivet_match_recv *r = (const struct rivet_match_recv *)l;
 
-	(void)slot;
-	*mtag = r->tag & ~s->ignore;
+	*mtag = r->tag & s->keep;
 	*addr = r->addr;	/* FI_ADDR_UNSPEC in a shape of any source */
 }
 
-/* Files r in the table of its shape; false (r untouched) when it has to
- * stay on the wild list: no slot, or no memory. */
-static inline __attribute__((always_inline)) bool
-rivet_match_recv_index(struct rivet_match *m, struct rivet_match_recv *r)
+void rivet_match_posted_grow(struct rivet_match_shape *s)
 {
-	struct rivet_match_link **pp, *l;
+	rivet_match_table_grow(s, rivet_match_recv_key);
+}
+
+/* Files r in the table of its shape (the hint then); false (r untouched)
+ * when it has to stay on the wild list: no slot, or no memory. */
+static bool rivet_match_recv_index(struct rivet_match *m,
+				   struct rivet_match_recv *r)
+{
 	struct rivet_match_shape *s;
-	uint64_t mtag;
-	int slot;
 
-	slot = rivet_match_posted_slot(m, r->ignore,
-				       r->addr == FI_ADDR_UNSPEC);
-	if (slot < 0)
+	s = rivet_match_posted_shape(m, r->ignore, r->addr == FI_ADDR_UNSPEC);
+	if (!s)
 		return false;
-	s = &m->posted.shapes[slot];
-	if (!rivet_match_table_ready(&s->tbl))
-		return false;
-	r->shape = slot;
-	s->count++;
-	mtag = r->tag & ~s->ignore;
-	pp = rivet_match_chain(&s->tbl, mtag, r->addr);
-	for (l = *pp; l; l = l->cnext) {
-		const struct rivet_match_recv *h =
-			(const struct rivet_match_recv *)l;
-
-		if (h->addr == r->addr && !((h->tag ^ mtag) & ~s->ignore)) {
-			rivet_match_ring_add(l, &r->link);
-			return true;
-		}
-	}
-	rivet_match_ring_new(&s->tbl, pp, &r->link);
-	if (rivet_match_table_full(&s->tbl))
-		rivet_match_table_grow(s, (unsigned int)slot,
-				       rivet_match_recv_key);
+	m->posted.hint = s;
+	rivet_match_recv_file(s, r);
 	return true;
 }
 
 /* The queue outgrew list_max: file what it holds, oldest first (what
  * finds no slot stays on the wild list, in order). */
-static __attribute__((noinline)) void
-rivet_match_posted_index(struct rivet_match *m)
+static void rivet_match_posted_index(struct rivet_match *m)
 {
 	struct rivet_match_link *old = m->wild, *l, *tmp;
 
@@ -270,30 +189,24 @@ rivet_match_posted_index(struct rivet_match *m)
 	}
 }
 
-/* Called for every insert once list_max are queued. */
-void rivet_match_recv_insert_indexed(struct rivet_match *m,
-				     struct rivet_match_recv *r)
+/* Not the hint's shape, or a list. */
+void rivet_match_recv_insert_slow(struct rivet_match *m,
+				  struct rivet_match_recv *r)
 {
+	r->shape = NULL;
 	if (++m->nposted > m->list_max && !m->posted_indexed)
 		rivet_match_posted_index(m);
 	if (!m->posted_indexed || !rivet_match_recv_index(m, r))
 		DL_APPEND(m->wild, &r->link);
 }
 
-void rivet_match_recv_remove_indexed(struct rivet_match *m,
-				     struct rivet_match_recv *r)
+/* On the wild list (a list, or no slot). */
+void rivet_match_recv_remove_slow(struct rivet_match *m,
+				  struct rivet_match_recv *r)
 {
-	struct rivet_match_shape *s;
-
-	if (!--m->nposted)
+	DL_DELETE(m->wild, &r->link);
+	if (!--m->nposted && m->list_max)
 		m->posted_indexed = false;	/* a list again */
-	if (r->shape < 0) {
-		DL_DELETE(m->wild, &r->link);
-		return;
-	}
-	s = &m->posted.shapes[r->shape];
-	rivet_match_link_del(&s->tbl, &r->link);
-	s->count--;
 }
 
 static struct rivet_match_recv *
@@ -315,6 +228,7 @@ rivet_match_wild_find(struct rivet_match *m, struct rivet_match_recv *best,
 	return best;
 }
 
+/* Several shapes, or receives on the wild list. */
 struct rivet_match_recv *rivet_match_recv_find_indexed(struct rivet_match *m,
 						       fi_addr_t src,
 						       uint64_t tag)
@@ -332,12 +246,12 @@ struct rivet_match_recv *rivet_match_recv_find_indexed(struct rivet_match *m,
 		s = &side->shapes[i];
 		if (!s->count)
 			continue;
-		mtag = tag & ~s->ignore;
+		mtag = tag & s->keep;
 		addr = s->any ? FI_ADDR_UNSPEC : src;
 		for (l = *rivet_match_chain(&s->tbl, mtag, addr); l;
 		     l = l->cnext) {
 			r = (struct rivet_match_recv *)l;
-			if (r->addr != addr || ((r->tag ^ mtag) & ~s->ignore))
+			if (r->addr != addr || ((r->tag ^ mtag) & s->keep))
 				continue;
 			if (!best || r->seq < best->seq)
 				best = r;
@@ -377,7 +291,7 @@ static void rivet_match_table_each(struct rivet_match_table *t,
 
 	if (!t->heads)
 		return;
-	for (i = 0; i < (size_t)1 << (64 - t->shift); i++)
+	for (i = 0; i < t->nchains; i++)
 		for (h = t->heads[i]; h; h = next) {
 			next = h->cnext;
 			rivet_match_ring_each(h, fn, arg);
@@ -460,117 +374,101 @@ void rivet_match_recv_drain(struct rivet_match *m,
 
 /* ---- unexpected messages ---- */
 
-static inline struct rivet_match_msg *
-rivet_match_msg_of(const struct rivet_match_link *l, unsigned int slot)
-{
-	return (struct rivet_match_msg *)((char *)(l - slot) -
-					  offsetof(struct rivet_match_msg,
-						   links));
-}
-
 static void rivet_match_msg_key(const struct rivet_match_link *l,
 				const struct rivet_match_shape *s,
-				unsigned int slot, uint64_t *mtag,
-				uint64_t *addr)
+				uint64_t *mtag, uint64_t *addr)
 {
-	const struct rivet_match_msg *u = rivet_match_msg_of(l, slot);
+	const struct rivet_match_msg *u = rivet_match_msg_of(l, s->slot);
 
-	*mtag = u->tag & ~s->ignore;
+	*mtag = u->tag & s->keep;
 	*addr = s->any ? FI_ADDR_UNSPEC : u->src;
 }
 
-/* Files u under slot (whose table is ready). */
-static inline __attribute__((always_inline)) void
-rivet_match_msg_index(struct rivet_match *m, struct rivet_match_msg *u,
-		      unsigned int slot)
+void rivet_match_unexp_grow(struct rivet_match_shape *s)
 {
-	struct rivet_match_shape *s = &m->unexp.shapes[slot];
-	struct rivet_match_link **pp, *l;
-	uint64_t mtag = u->tag & ~s->ignore;
-
-	pp = rivet_match_chain(&s->tbl, mtag,
-			       s->any ? FI_ADDR_UNSPEC : u->src);
-	for (l = *pp; l; l = l->cnext) {
-		const struct rivet_match_msg *h = rivet_match_msg_of(l, slot);
-
-		if ((s->any || h->src == u->src) &&
-		    !((h->tag ^ mtag) & ~s->ignore)) {
-			rivet_match_ring_add(l, &u->links[slot]);
-			return;
-		}
-	}
-	rivet_match_ring_new(&s->tbl, pp, &u->links[slot]);
-	if (rivet_match_table_full(&s->tbl))
-		rivet_match_table_grow(s, slot, rivet_match_msg_key);
+	rivet_match_table_grow(s, rivet_match_msg_key);
 }
 
-/* Takes slot out of use: its table is emptied, the messages' links of
- * the slot left as they are (nothing reads them until it is built
- * again). */
-static void rivet_match_unexp_drop(struct rivet_match *m, unsigned int slot)
+/* Takes s out of use: its table is emptied, the messages' links of its
+ * slot left as they are (nothing reads them until it is built again). */
+static void rivet_match_unexp_drop(struct rivet_match_shape *s)
 {
-	m->unexp.shapes[slot].used = false;
-	rivet_match_table_clear(&m->unexp.shapes[slot].tbl);
+	s->used = false;
+	s->any = -1;		/* no search takes it for its shape */
+	rivet_match_table_clear(&s->tbl);
 }
 
-/* Files every queued message under a new shape in slot; false (and the
- * slot unused) without memory. */
-static __attribute__((noinline)) bool rivet_match_unexp_build(struct rivet_match *m, unsigned int slot,
+/* Files every queued message under a new shape in s; false (and s
+ * unused) without memory. */
+static bool rivet_match_unexp_build(struct rivet_match *m,
+				    struct rivet_match_shape *s,
 				    uint64_t ignore, bool any)
 {
-	struct rivet_match_shape *s = &m->unexp.shapes[slot];
 	struct rivet_match_msg *u;
 
 	if (!rivet_match_table_ready(&s->tbl))
 		return false;
-	s->ignore = ignore;
+	s->keep = ~ignore;
 	s->any = any;
 	s->used = true;
 	s->stamp = ++m->clock;
 	DL_FOREACH(m->msgs, u)
-		rivet_match_msg_index(m, u, slot);
+		rivet_match_msg_file(m, s, u);
 	return true;
 }
 
-/* The slot indexing a shape, made (the least recently searched one
- * dropped when all are in use) if needed; -1 without memory. */
-static int rivet_match_unexp_slot(struct rivet_match *m, uint64_t ignore,
-				  bool any)
+/* The shape indexing (ignore, any), made (the least recently searched
+ * one dropped when all are in use) if needed; NULL without memory. */
+static struct rivet_match_shape *
+rivet_match_unexp_shape(struct rivet_match *m, uint64_t ignore, bool any)
 {
 	struct rivet_match_side *side = &m->unexp;
-	struct rivet_match_shape *s;
-	int i, pick = -1;
+	struct rivet_match_shape *s, *pick = NULL;
+	unsigned int i;
 
-	for (i = 0; i < (int)side->nslots; i++) {
+	/* the hint is searched without a stamp: it is the most recent */
+	if (side->hint->used)
+		side->hint->stamp = ++m->clock;
+	for (i = 0; i < side->nslots; i++) {
 		s = &side->shapes[i];
-		if (s->used && s->ignore == ignore && s->any == any) {
+		if (s->used && s->keep == ~ignore && s->any == any) {
 			s->stamp = ++m->clock;
-			return i;
+			return s;
 		}
-		if (pick < 0 || !s->used ||
-		    (side->shapes[pick].used &&
-		     s->stamp < side->shapes[pick].stamp))
-			pick = i;
+		if (!pick || !s->used ||
+		    (pick->used && s->stamp < pick->stamp))
+			pick = s;
 	}
-	if (side->nslots < RIVET_MATCH_SHAPES &&
-	    (pick < 0 || side->shapes[pick].used))
-		pick = side->nslots++;
-	else if (side->shapes[pick].used)
-		rivet_match_unexp_drop(m, (unsigned int)pick);
-	return rivet_match_unexp_build(m, (unsigned int)pick, ignore, any) ?
-	       pick : -1;
+	if (side->nslots < RIVET_MATCH_SHAPES && (!pick || pick->used))
+		pick = &side->shapes[side->nslots++];
+	else if (pick->used)
+		rivet_match_unexp_drop(pick);
+	return rivet_match_unexp_build(m, pick, ignore, any) ? pick : NULL;
 }
 
-void rivet_match_msg_insert_indexed(struct rivet_match *m,
-				    struct rivet_match_msg *u)
+/* Several slots: u goes under each in use. */
+void rivet_match_msg_insert_slow(struct rivet_match *m,
+				 struct rivet_match_msg *u)
 {
 	unsigned int i;
 
 	for (i = 0; i < m->unexp.nslots; i++)
 		if (m->unexp.shapes[i].used)
-			rivet_match_msg_index(m, u, i);
-	DL_APPEND(m->msgs, u);
-	m->nmsgs++;
+			rivet_match_msg_file(m, &m->unexp.shapes[i], u);
+}
+
+/* The queue is empty: a list again (every table is empty: each message
+ * left it). */
+void rivet_match_unexp_reset(struct rivet_match *m)
+{
+	unsigned int i;
+
+	m->unexp_indexed = false;
+	for (i = 0; i < m->unexp.nslots; i++) {
+		m->unexp.shapes[i].used = false;
+		m->unexp.shapes[i].any = -1;
+	}
+	m->unexp.nslots = 0;
 }
 
 static void rivet_match_msg_unlink(struct rivet_match *m,
@@ -578,22 +476,18 @@ static void rivet_match_msg_unlink(struct rivet_match *m,
 {
 	unsigned int i;
 
-	for (i = 0; i < m->unexp.nslots; i++)
-		if (m->unexp.shapes[i].used)
-			rivet_match_link_del(&m->unexp.shapes[i].tbl,
-					     &u->links[i]);
-	DL_DELETE(m->msgs, u);
-	if (!--m->nmsgs && m->unexp_indexed) {	/* a list again */
-		m->unexp_indexed = false;
-		/* every table is empty: each message left it */
+	if (m->unexp_indexed)
 		for (i = 0; i < m->unexp.nslots; i++)
-			m->unexp.shapes[i].used = false;
-		m->unexp.nslots = 0;
-	}
+			if (m->unexp.shapes[i].used)
+				rivet_match_link_del(&u->links[i]);
+	DL_DELETE(m->msgs, u);
+	if (!--m->nmsgs && m->list_max && m->unexp_indexed)
+		rivet_match_unexp_reset(m);
 }
 
-void rivet_match_msg_remove_indexed(struct rivet_match *m,
-				    struct rivet_match_msg *u)
+/* Claimed, or several slots. */
+void rivet_match_msg_remove_slow(struct rivet_match *m,
+				 struct rivet_match_msg *u)
 {
 	if (u->claimed)
 		DL_DELETE(m->claimed, u);
@@ -612,7 +506,7 @@ void rivet_match_msg_set_src(struct rivet_match *m, struct rivet_match_msg *u,
 	if (!u->claimed && m->unexp_indexed)
 		for (i = 0; i < m->unexp.nslots; i++)
 			if (m->unexp.shapes[i].used && !m->unexp.shapes[i].any)
-				rivet_match_unexp_drop(m, i);
+				rivet_match_unexp_drop(&m->unexp.shapes[i]);
 	u->src = src;
 }
 
@@ -669,6 +563,7 @@ static struct rivet_match_msg *rivet_match_msg_walk(struct rivet_match *m,
 	return NULL;
 }
 
+/* Not the hint's shape, or a list outgrowing list_max. */
 struct rivet_match_msg *rivet_match_msg_find_indexed(struct rivet_match *m,
 						     fi_addr_t addr,
 						     uint64_t tag,
@@ -679,7 +574,6 @@ struct rivet_match_msg *rivet_match_msg_find_indexed(struct rivet_match *m,
 	struct rivet_match_link *l;
 	uint64_t mtag = tag & ~ignore;
 	bool any = addr == FI_ADDR_UNSPEC;
-	int slot;
 
 	if (!m->nmsgs)
 		return NULL;
@@ -688,12 +582,12 @@ struct rivet_match_msg *rivet_match_msg_find_indexed(struct rivet_match *m,
 			return rivet_match_msg_walk(m, addr, tag, ignore);
 		m->unexp_indexed = true;	/* slots are built on demand */
 	}
-	slot = rivet_match_unexp_slot(m, ignore, any);
-	if (slot < 0)
+	s = rivet_match_unexp_shape(m, ignore, any);
+	if (!s)
 		return rivet_match_msg_walk(m, addr, tag, ignore);
-	s = &m->unexp.shapes[slot];
+	m->unexp.hint = s;
 	for (l = *rivet_match_chain(&s->tbl, mtag, addr); l; l = l->cnext) {
-		u = rivet_match_msg_of(l, (unsigned int)slot);
+		u = rivet_match_msg_of(l, s->slot);
 		if ((any || u->src == addr) && !((u->tag ^ mtag) & ~ignore))
 			return u;
 	}

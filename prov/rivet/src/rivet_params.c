@@ -4,6 +4,7 @@
  * fi_param_define (so `fi_info -e` lists them) and read once at load time.
  */
 #include "rivet.h"
+#include "rivet_match.h"
 
 struct rivet_params g_rivet_params = {
 	.tx_size = 384,
@@ -24,6 +25,7 @@ struct rivet_params g_rivet_params = {
 	.confirm = RIVET_CONFIRM_AUTO,
 	.dgram_early_recvs = 16,
 	.rdma_seg = RIVET_RDMA_SEG_AUTO,
+	.match_list_max = RIVET_MATCH_LIST_MAX,
 };
 
 enum rivet_param_kind { RIVET_P_SIZE, RIVET_P_STR, RIVET_P_BOOL };
@@ -125,6 +127,12 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "fail a QP that meets a late acknowledgement in the middle of a "
 	  "read's response of several packets, and whose retries of a long "
 	  "write under packet reordering run out; no limit on hardware)" },
+	{ "match_list_max", RIVET_P_SIZE, &g_rivet_params.match_list_max,
+	  "RDM: queues of posted receives and of unexpected messages up to "
+	  "this deep are searched as lists in order, deeper ones through "
+	  "hash tables by source and tag; a list costs fewer instructions "
+	  "when nearly empty and grows with its depth (default: 0, hash "
+	  "tables at every depth: a match costs the same at any depth)" },
 };
 
 static const enum fi_param_type g_param_types[] = {

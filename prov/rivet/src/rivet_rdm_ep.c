@@ -401,6 +401,8 @@ void rivet_rdm_rxq_construct(struct rivet_rdm_rxq *q, size_t rx_size,
 {
 	rivet_match_construct(&q->match_msg);
 	rivet_match_construct(&q->match_tag);
+	q->match_msg.list_max = g_rivet_params.match_list_max;
+	q->match_tag.list_max = g_rivet_params.match_list_max;
 	q->rx_free = NULL;
 	q->rx_ops_used = 0;
 	q->rx_size = rx_size;
