@@ -39,6 +39,9 @@ struct rivet_rdm_srx;
 #define RIVET_CONN_QP_LINGER_MS 5000
 /* A scalable endpoint's transmit context's SRQ: answers only */
 #define RIVET_SEP_TX_SRQ 64
+/* SRQ buffers given back together: at most this many, and an eighth of
+ * the SRQ, are held back from it at a time. */
+#define RIVET_RDM_SRQ_BATCH 16
 /* ... and a receive context's send operations (it makes none) */
 #define RIVET_SEP_RX_TX_SIZE 16
 
@@ -321,6 +324,11 @@ struct rivet_rdm_ep {
 	int stop_fd;
 	bool progress_thread;
 	struct ibv_srq *srq;
+	/* SRQ buffers given back, posted srq_batch at a time in one call
+	 * (rivet_rdm_srq_give): a chain of work requests built once */
+	struct ibv_recv_wr srq_wr[RIVET_RDM_SRQ_BATCH];
+	struct ibv_sge srq_sge[RIVET_RDM_SRQ_BATCH];
+	unsigned int srq_npend, srq_batch;
 	size_t ctrl_free;
 	/* registered slabs: SRQ buffers, tx staging slots, FIN buffers */
 	size_t slot_size;
@@ -423,7 +431,15 @@ void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 		       const struct rivet_wire_connreq *req);
 int rivet_conn_post_send(struct rivet_conn *conn, uint64_t wr_id,
 			 void *buf, uint32_t len, uint32_t lkey);
-fi_addr_t rivet_conn_src(struct rivet_conn *conn);
+fi_addr_t rivet_conn_src_slow(struct rivet_conn *conn);
+/* The source address of conn's messages: its fi_addr_t once the AV holds
+ * the peer (looked up again while it does not). */
+static inline fi_addr_t rivet_conn_src(struct rivet_conn *conn)
+{
+	if (__builtin_expect(conn->addr != FI_ADDR_NOTAVAIL, 1))
+		return conn->addr;
+	return rivet_conn_src_slow(conn);
+}
 /* rivet_rdm_recv.c: conn's peer entered the AV (conn->addr): its
  * unexpected messages take the address. */
 void rivet_rdm_rxq_resrc(struct rivet_conn *conn);
@@ -436,6 +452,9 @@ void rivet_rdm_complete(struct rivet_rdm_ep *ep, bool tx,
 int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep);
 void rivet_rdm_progress_cm(struct rivet_rdm_ep *ep);
 int rivet_rdm_srq_post(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf);
+/* Gives an SRQ buffer back: posted with the ones before it once
+ * srq_batch are waiting (one ibv_post_srq_recv per batch). */
+void rivet_rdm_srq_give(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf);
 
 /* A message that came on QP qp_num: checked, attributed to that QP's
  * connection, dispatched; its buffer goes back to the SRQ. */

@@ -60,7 +60,7 @@ static int rivet_conn_alloc(struct rivet_rdm_ep *ep, struct rivet_conn **c_p)
 /* An accepted connection's source, looked up until the AV has it; the
  * messages it left unexpected before then take it at once, ahead of the
  * one that asks (their order stays). */
-fi_addr_t rivet_conn_src(struct rivet_conn *conn)
+fi_addr_t rivet_conn_src_slow(struct rivet_conn *conn)
 {
 	if (conn->addr == FI_ADDR_NOTAVAIL && conn->ep->av && !conn->active) {
 		conn->addr = rivet_av_reverse(conn->ep->av,

@@ -211,6 +211,21 @@ static int rivet_rdm_verbs_construct(struct rivet_rdm_ep *ep)
 		if (ret)
 			return ret;
 	}
+	/* buffers given back wait for a batch: an eighth of them at most */
+	ep->srq_batch = (unsigned int)RIVET_MAX(1, RIVET_MIN(
+		(size_t)RIVET_RDM_SRQ_BATCH, ep->srq_size / 8));
+	ep->srq_npend = 0;
+	for (i = 0; i < ep->srq_batch; i++) {
+		ep->srq_sge[i] = (struct ibv_sge) {
+			.length = (uint32_t)ep->slot_size,
+			.lkey = ep->slab_mr->lkey,
+		};
+		ep->srq_wr[i] = (struct ibv_recv_wr) {
+			.sg_list = &ep->srq_sge[i], .num_sge = 1,
+			.next = i + 1 < ep->srq_batch ? &ep->srq_wr[i + 1] :
+							NULL,
+		};
+	}
 	return 0;
 }
 

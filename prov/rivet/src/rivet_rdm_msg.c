@@ -370,9 +370,19 @@ static ssize_t rivet_rdm_trecv(struct fid_ep *fid, void *buf, size_t len,
 			       uint64_t ignore, void *context)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct rivet_rdm_req req;
 
-	return rivet_rdm_trecvv(fid, &iov, &desc, 1, src, tag, ignore,
-				context);
+	if (fid->fid.fclass != FI_CLASS_EP ||
+	    (to_rrdm(fid)->rx_op_flags & FI_TRIGGER))
+		return rivet_rdm_trecvv(fid, &iov, &desc, 1, src, tag, ignore,
+					context);
+	/* an endpoint's own receive: straight to it */
+	req = (struct rivet_rdm_req) {
+		.iov = &iov, .desc = &desc, .count = 1, .addr = src,
+		.tag = tag, .ignore = ignore, .context = context,
+		.flags = to_rrdm(fid)->rx_op_flags, .tagged = true,
+	};
+	return rivet_rdm_recv(to_rrdm(fid), &req);
 }
 
 static ssize_t rivet_rdm_tsendmsg(struct fid_ep *fid,

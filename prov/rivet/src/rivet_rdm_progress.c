@@ -27,6 +27,25 @@ int rivet_rdm_srq_post(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf)
 	return ret ? rivet_errno_to_fi(ret) : 0;
 }
 
+void rivet_rdm_srq_give(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf)
+{
+	unsigned int n = ep->srq_npend;
+	struct ibv_recv_wr *bad;
+	int ret;
+
+	ep->srq_sge[n].addr = (uintptr_t)buf->data;
+	ep->srq_wr[n].wr_id = (uintptr_t)buf;
+	if (++n < ep->srq_batch) {
+		ep->srq_npend = n;
+		return;
+	}
+	ep->srq_npend = 0;
+	/* srq_wr[srq_batch - 1] ends the chain */
+	ret = ibv_post_srq_recv(ep->srq, ep->srq_wr, &bad);
+	if (ret)
+		RIVET_WARN_ERRNO(EP_DATA, "ibv_post_srq_recv", ret);
+}
+
 void rivet_rdm_complete(struct rivet_rdm_ep *ep, bool tx,
 			const struct rivet_cq_entry *e, bool report)
 {
@@ -123,7 +142,7 @@ void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 		break;
 	}
 repost:
-	rivet_rdm_srq_post(ep, buf);
+	rivet_rdm_srq_give(ep, buf);
 }
 
 /* ---- work completions ---- */
@@ -219,7 +238,7 @@ static void rivet_rdm_rx_failed(struct rivet_rdm_ep *ep,
 		   ibv_wc_status_str(wc->status));
 	if (conn)
 		rivet_conn_fail(conn, FI_ECONNABORTED);
-	rivet_rdm_srq_post(ep, buf);
+	rivet_rdm_srq_give(ep, buf);
 }
 
 static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)

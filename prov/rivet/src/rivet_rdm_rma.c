@@ -632,7 +632,7 @@ void rivet_rma_handle_imm(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 		.src = conn ? rivet_conn_src(conn) : FI_ADDR_NOTAVAIL,
 	};
 
-	rivet_rdm_srq_post(ep, buf);
+	rivet_rdm_srq_give(ep, buf);
 	/* only an endpoint that takes remote writes hears of them */
 	if (!conn || !(ep->caps & FI_RMA) ||
 	    (rma && !(rma & FI_REMOTE_WRITE))) {
