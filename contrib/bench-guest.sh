@@ -113,8 +113,12 @@ fi_bw() {
 # (Ir(4000) - Ir(2000)) / 2000 / (2 per ping-pong, 1 per read), marked
 # "*" when the two runs' polls that found nothing (and are counted)
 # differ by more than 1% of the polls that the difference holds.
+# RIVET_ICOUNT_INSTR=1 records instruction addresses too (callgrind
+# --dump-instr=yes) for contrib/cg-lines.py: costs per source line.
 icount_run() {	# icount_run KIND PROV ITERS: prints "IR EMPTY_POLLS"
 	local kind=$1 prov=$2 n=$3 e=(env) args sargs cargs port f tag tog prog
+	local cg=(valgrind --tool=callgrind)
+	[ -z "${RIVET_ICOUNT_INSTR:-}" ] || cg+=(--dump-instr=yes)
 	f=$out/callgrind.${prov//;/_}.$kind.$n
 	tag=icount-${prov//;/_}-$kind-$n
 	case $prov in
@@ -123,7 +127,7 @@ icount_run() {	# icount_run KIND PROV ITERS: prints "IR EMPTY_POLLS"
 	if [ "$kind" = raw ]; then	# contrib/raw-pingpong: no libfabric
 		port=$(next_port)
 		pair "$tag" log "$top/contrib/raw-pingpong" -s "$addr" -p "$port" \
-			-n "$n" -- valgrind --tool=callgrind \
+			-n "$n" -- "${cg[@]}" \
 			--callgrind-out-file="$f" --collect-atstart=no \
 			--toggle-collect='rp_lib_*' "$top/contrib/raw-pingpong" \
 			-c "$addr" -p "$port" -n "$n" -C 1000 >/dev/null || return
@@ -144,7 +148,7 @@ icount_run() {	# icount_run KIND PROV ITERS: prints "IR EMPTY_POLLS"
 	# the server waits out valgrind's slow start (-T)
 	pair "$tag" log "${e[@]}" "$prog" "${sargs[@]}" -s "$addr" -I "$n" \
 		-C 1000 -T 120000 -- \
-		"${e[@]}" valgrind --tool=callgrind --callgrind-out-file="$f" \
+		"${e[@]}" "${cg[@]}" --callgrind-out-file="$f" \
 		--collect-atstart=no --toggle-collect="$tog" \
 		"$prog" "${cargs[@]}" -I "$n" -C 1000 -T 120000 "$addr" \
 		>/dev/null || return

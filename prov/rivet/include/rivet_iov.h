@@ -27,6 +27,12 @@ static inline int rivet_iov_check(const struct iovec *iov, size_t count,
 {
 	size_t i, len = 0;
 
+	if (count == 1 && iov && limit) {	/* the common case */
+		if (iov->iov_len && !iov->iov_base)
+			return -FI_EINVAL;
+		*len_p = iov->iov_len;
+		return 0;
+	}
 	if (count > limit || (count && !iov))
 		return -FI_EINVAL;
 	for (i = 0; i < count; i++) {

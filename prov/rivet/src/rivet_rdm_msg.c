@@ -90,10 +90,10 @@ static int rivet_rdm_tx_start(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
  */
 #define RIVET_RDM_SLOW 1
 
-static ssize_t rivet_rdm_inject_direct(struct rivet_rdm_ep *ep,
-				       const void *buf, size_t len,
-				       uint64_t data, fi_addr_t dest,
-				       uint64_t tag, bool tagged, bool cq_data)
+static inline __attribute__((always_inline)) ssize_t
+rivet_rdm_inject_direct(struct rivet_rdm_ep *ep, const void *buf, size_t len,
+			uint64_t data, fi_addr_t dest, uint64_t tag,
+			bool tagged, bool cq_data)
 {
 	struct rivet_wire_hdr hdr;
 	struct ibv_sge sge[2];

@@ -49,9 +49,10 @@ static void rivet_rdm_unexp_deliver(struct rivet_rdm_rxq *q,
 	free(u);
 }
 
-static struct rivet_rx_op *rivet_rdm_rx_alloc(struct rivet_rdm_rxq *q,
-					      const struct rivet_rdm_req *req,
-					      size_t len)
+/* Inline in the receive path (and in rivet_rdm_claimed). */
+static inline __attribute__((always_inline)) struct rivet_rx_op *
+rivet_rdm_rx_alloc(struct rivet_rdm_rxq *q, const struct rivet_rdm_req *req,
+		   size_t len)
 {
 	struct rivet_rx_op *rx = q->rx_free;
 	size_t i;
@@ -87,7 +88,8 @@ static struct rivet_rx_op *rivet_rdm_rx_alloc(struct rivet_rdm_rxq *q,
 	return rx;
 }
 
-static void rivet_rdm_rx_post(struct rivet_rdm_rxq *q, struct rivet_rx_op *rx)
+static inline __attribute__((always_inline)) void
+rivet_rdm_rx_post(struct rivet_rdm_rxq *q, struct rivet_rx_op *rx)
 {
 	bool tagged = rx->cq_flags & FI_TAGGED;
 	struct rivet_match *m = tagged ? &q->match_tag : &q->match_msg;
