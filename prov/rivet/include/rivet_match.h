@@ -138,16 +138,23 @@ rivet_match_chain(const struct rivet_match_table *t, uint64_t mtag,
 	return &t->heads[(k * 0x9e3779b97f4a7c15ULL) >> t->shift];
 }
 
-/* l heads a new ring, at the front of chain *pp. */
-static inline void rivet_match_ring_new(struct rivet_match_link **pp,
-					struct rivet_match_link *l)
+/* l, the head of a ring, goes to the front of chain *pp. */
+static inline void rivet_match_chain_push(struct rivet_match_link **pp,
+					  struct rivet_match_link *l)
 {
-	l->next = l->prev = l;
 	l->cnext = *pp;
 	if (*pp)
 		(*pp)->cpprev = &l->cnext;
 	l->cpprev = pp;
 	*pp = l;
+}
+
+/* l heads a new ring, at the front of chain *pp. */
+static inline void rivet_match_ring_new(struct rivet_match_link **pp,
+					struct rivet_match_link *l)
+{
+	l->next = l->prev = l;
+	rivet_match_chain_push(pp, l);
 }
 
 /* l joins the ring headed by h, as its newest entry. */

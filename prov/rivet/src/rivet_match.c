@@ -53,7 +53,7 @@ static void rivet_match_table_grow(struct rivet_match_shape *s,
 				   rivet_match_key_fn key)
 {
 	struct rivet_match_table *t = &s->tbl, nt;
-	struct rivet_match_link *l, *next, **pp;
+	struct rivet_match_link *l, *next;
 	uint64_t mtag, addr;
 	size_t i;
 
@@ -69,12 +69,8 @@ static void rivet_match_table_grow(struct rivet_match_shape *s,
 			next = l->cnext;
 			key(l, s, &mtag, &addr);
 			/* the ring stays as it is: only its head moves */
-			pp = rivet_match_chain(&nt, mtag, addr);
-			l->cnext = *pp;
-			if (*pp)
-				(*pp)->cpprev = &l->cnext;
-			l->cpprev = pp;
-			*pp = l;
+			rivet_match_chain_push(rivet_match_chain(&nt, mtag,
+								 addr), l);
 		}
 	free(t->heads);
 	*t = nt;
