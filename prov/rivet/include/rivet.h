@@ -815,6 +815,13 @@ struct rivet_cq {
 	 * steps of emulated MSG atomics), from reads and counter reads */
 	struct rivet_cq_deferred *deferred;
 	bool deferred_running;
+	/* fi_cq_read's own buffer while its progress runs with both FIFOs
+	 * empty: successful completions are written straight into it, in
+	 * order, up to dmax; any more go to the ring after them (one reader
+	 * at a time: dbuf is NULL otherwise) */
+	void *dbuf;
+	fi_addr_t *dsrc;
+	size_t dn, dmax;
 };
 
 int rivet_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
@@ -1230,6 +1237,9 @@ bool rivet_srx_dgram_wc(struct rivet_srx *srx, struct rivet_ep *ep,
 			const struct ibv_wc *wc, struct rivet_wr_ctx *out);
 void rivet_srx_dgram_detach(struct rivet_srx *srx, struct rivet_ep *ep);
 void rivet_srx_dgram_repost(struct rivet_srx *srx, uint32_t slot);
+/* rivet_cq_wait.c */
+ssize_t rivet_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
+			 uint64_t flags);
 /* rivet_cq_err.c: readerr's entry, fi_cq_strerror */
 void rivet_cq_err_fill(struct rivet_cq *cq, const struct rivet_cq_entry *e,
 		       struct fi_cq_err_entry *buf);

@@ -111,6 +111,10 @@ struct rivet_conn {
 	unsigned int inj_seq;		/* of them, posted since the last
 					 * signaled one */
 	struct rivet_inj_wr inj_wr[2];	/* their wr_ids: [tagged] */
+	/* their send, header and pieces: what does not change set once */
+	struct ibv_send_wr inj_send;
+	struct ibv_sge inj_sge[2];
+	struct rivet_wire_hdr inj_hdr;
 	struct rivet_inj_wr drain_wr;	/* RIVET_WR_DRAIN's wr_id */
 	uint64_t drained_ms;		/* a failed one's QP is drained: when */
 	bool flushing;			/* rivet_conn_flush is running */
@@ -456,10 +460,6 @@ int rivet_rdm_srq_post(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf);
  * srq_batch are waiting (one ibv_post_srq_recv per batch). */
 void rivet_rdm_srq_give(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf);
 
-/* A message that came on QP qp_num: checked, attributed to that QP's
- * connection, dispatched; its buffer goes back to the SRQ. */
-void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
-			   size_t len, uint32_t qp_num);
 
 /* rivet_proto_eager.c */
 int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
@@ -468,6 +468,10 @@ int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
 void rivet_rx_arrive(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 		     const struct rivet_wire_hdr *hdr, const void *payload,
 		     const void *rts);
+/* The same, once matching found r (NULL: unexpected). */
+void rivet_rx_matched(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+		      const struct rivet_wire_hdr *hdr, const void *payload,
+		      const void *rts, struct rivet_match_recv *r);
 void rivet_rx_deliver_eager(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 			    struct rivet_conn *conn,
 			    const struct rivet_wire_hdr *hdr,
@@ -649,6 +653,9 @@ void rivet_rdm_srx_ops_init(void);
 
 /* rivet_rdm_recv.c: receives, peek/claim/discard and cancel, on an
  * endpoint's receive side or a shared receive context's */
+ssize_t rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len,
+			 void *desc, fi_addr_t src, uint64_t tag,
+			 uint64_t ignore, void *context);
 ssize_t rivet_rdm_recv(struct rivet_rdm_ep *ep,
 		       const struct rivet_rdm_req *req);
 ssize_t rivet_rdm_cancel(struct rivet_rdm_ep *ep, void *context);
@@ -695,7 +702,13 @@ ssize_t rivet_rdm_recv_on(const struct rivet_rdm_rxside *side,
 ssize_t rivet_rdm_cancel_on(const struct rivet_rdm_rxside *side,
 			    void *context);
 /* Returns a receive operation to q's pool. */
-void rivet_rdm_rxq_put(struct rivet_rdm_rxq *q, struct rivet_rx_op *rx);
+static inline void rivet_rdm_rxq_put(struct rivet_rdm_rxq *q,
+				     struct rivet_rx_op *rx)
+{
+	q->rx_ops_used--;
+	rx->next = q->rx_free;
+	q->rx_free = rx;
+}
 int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		      struct fid_ep **ep_p, void *context);
 /* Told by the AV (without av->lock held) that an entry was removed: its

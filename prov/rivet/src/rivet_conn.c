@@ -46,6 +46,16 @@ static int rivet_conn_alloc(struct rivet_rdm_ep *ep, struct rivet_conn **c_p)
 		conn->inj_wr[i] = (struct rivet_inj_wr) {
 			.kind = RIVET_WR_INJ, .tagged = i, .conn = conn,
 		};
+	conn->inj_hdr = (struct rivet_wire_hdr) {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_EAGER,
+	};
+	conn->inj_sge[0] = (struct ibv_sge) {
+		.addr = (uintptr_t)&conn->inj_hdr,
+		.length = sizeof(conn->inj_hdr),
+	};
+	conn->inj_send = (struct ibv_send_wr) {
+		.sg_list = conn->inj_sge, .opcode = IBV_WR_SEND,
+	};
 	conn->drain_wr = (struct rivet_inj_wr) {
 		.kind = RIVET_WR_DRAIN, .conn = conn,
 	};

@@ -437,6 +437,14 @@ void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e)
 	rivet_lock_acquire(&cq->lock);
 	if (cq->hidden)
 		goto out;
+	if (!e->err && cq->dbuf && cq->dn < cq->dmax && !cq->count) {
+		/* a reader waits for it, and nothing is before it */
+		rivet_cq_entry_write(cq->attr.format, e, cq->dbuf, cq->dn);
+		if (cq->dsrc)
+			cq->dsrc[cq->dn] = e->src;
+		cq->dn++;
+		goto out;
+	}
 	if ((e->err && cq->errs_count == cq->errs_size) ||
 	    (!e->err && cq->count == cq->ring_size)) {
 		if (rivet_cq_grow_locked(cq))
@@ -457,8 +465,21 @@ ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 				 size_t count, fi_addr_t *src_addr)
 {
 	struct rivet_cq *cq = to_rcq(cq_fid);
+	bool direct;
 	ssize_t ret;
 
+	/* With nothing waiting, what this read's progress completes is
+	 * written straight into buf (rivet_cq_write): no copy through the
+	 * ring. */
+	rivet_lock_acquire(&cq->lock);
+	direct = count && !cq->count && !cq->errs_count && !cq->dbuf;
+	if (direct) {
+		cq->dbuf = buf;
+		cq->dsrc = src_addr;
+		cq->dn = 0;
+		cq->dmax = count;
+	}
+	rivet_lock_release(&cq->lock);
 	rivet_progress_set_run(&cq->srcs);
 	rivet_trig_poll(cq->domain);	/* counters it moved */
 	rivet_lock_acquire(&cq->lock);
@@ -470,6 +491,13 @@ ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
 		rivet_lock_release(&cq->lock);
 		rivet_cq_run_deferred(cq);
 		rivet_lock_acquire(&cq->lock);
+	}
+	if (direct) {
+		cq->dbuf = NULL;
+		if (cq->dn) {	/* the entries before any in the ring */
+			ret = (ssize_t)cq->dn;
+			goto out;
+		}
 	}
 	if (ret < 0 && !cq->count && !cq->errs_count)
 		goto out;
@@ -491,38 +519,6 @@ out:
 static ssize_t rivet_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 {
 	return rivet_cq_readfrom(cq_fid, buf, count, NULL);
-}
-
-/*
- * err_data (fi_cq(3)): rivet's only provider data is the entry's text
- * (operation, peer, reason).  A caller with err_data_size 0 gets it in a
- * buffer of the CQ's, valid until the next read.  A caller's own buffer
- * is never written: an application that hands over an uninitialised
- * entry (garbage pointer and size) must not have its memory corrupted,
- * so it gets its pointer back with err_data_size 0, and fi_cq_strerror
- * names prov_errno.
- */
-static ssize_t rivet_cq_readerr(struct fid_cq *cq_fid,
-				struct fi_cq_err_entry *buf, uint64_t flags)
-{
-	struct rivet_cq *cq = to_rcq(cq_fid);
-	struct rivet_cq_entry e;
-
-	if (!buf)
-		return -FI_EINVAL;
-	rivet_lock_acquire(&cq->lock);
-	rivet_cq_poll_locked(cq);
-	if (!cq->errs_count) {
-		rivet_lock_release(&cq->lock);
-		return -FI_EAGAIN;
-	}
-	e = cq->errs[cq->errs_head];
-	if (++cq->errs_head == cq->errs_size)
-		cq->errs_head = 0;
-	cq->errs_count--;
-	rivet_cq_err_fill(cq, &e, buf);
-	rivet_lock_release(&cq->lock);
-	return 1;
 }
 
 /* ---- open and close ---- */

@@ -2,7 +2,8 @@
 /*
  * Blocking on a completion queue: its completion channel and eventfd,
  * arming, fi_cq_sread, fi_cq_signal, fi_trywait and FI_GETWAIT.  Before a
- * sleep the CQ's progress sources get their control progress.
+ * sleep the CQ's progress sources get their control progress.  And the
+ * other read that is not fi_cq_read: fi_cq_readerr.
  */
 #include "rivet.h"
 
@@ -159,4 +160,38 @@ int rivet_cq_control(struct fid *fid, int command, void *arg)
 	struct rivet_cq *cq = to_rcq(container_of(fid, struct fid_cq, fid));
 
 	return rivet_wait_control(&cq->wait, command, arg);
+}
+
+/* ---- fi_cq_readerr ---- */
+
+/*
+ * err_data (fi_cq(3)): rivet's only provider data is the entry's text
+ * (operation, peer, reason).  A caller with err_data_size 0 gets it in a
+ * buffer of the CQ's, valid until the next read.  A caller's own buffer
+ * is never written: an application that hands over an uninitialised
+ * entry (garbage pointer and size) must not have its memory corrupted,
+ * so it gets its pointer back with err_data_size 0, and fi_cq_strerror
+ * names prov_errno.
+ */
+ssize_t rivet_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
+			 uint64_t flags)
+{
+	struct rivet_cq *cq = to_rcq(cq_fid);
+	struct rivet_cq_entry e;
+
+	if (!buf)
+		return -FI_EINVAL;
+	rivet_lock_acquire(&cq->lock);
+	rivet_cq_poll_locked(cq);
+	if (!cq->errs_count) {
+		rivet_lock_release(&cq->lock);
+		return -FI_EAGAIN;
+	}
+	e = cq->errs[cq->errs_head];
+	if (++cq->errs_head == cq->errs_size)
+		cq->errs_head = 0;
+	cq->errs_count--;
+	rivet_cq_err_fill(cq, &e, buf);
+	rivet_lock_release(&cq->lock);
+	return 1;
 }

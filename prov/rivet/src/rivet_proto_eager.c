@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 
+#include "rivet_iov.h"
 #include "rivet_rdm.h"
 
 int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
@@ -21,22 +22,6 @@ int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op)
 	if (!ret)
 		op->state = RIVET_TX_POSTED;
 	return ret;
-}
-
-/* A copy of a few bytes (an 8 B message's) without the library call:
- * two overlapping fixed-size moves, as memcpy itself does them. */
-static inline void rivet_copy_small(uint8_t *dst, const uint8_t *src,
-				    size_t n)
-{
-	if (n >= 8 && n <= 16) {
-		memcpy(dst, src, 8);
-		memcpy(dst + n - 8, src + n - 8, 8);
-	} else if (n >= 4 && n < 8) {
-		memcpy(dst, src, 4);
-		memcpy(dst + n - 4, src + n - 4, 4);
-	} else if (n) {
-		memcpy(dst, src, n);
-	}
 }
 
 static size_t rivet_copy_to_iov(const struct iovec *iov, size_t count,
@@ -125,22 +110,32 @@ static void rivet_rx_unexpected(struct rivet_rdm_ep *ep,
 				       u->src, 0);
 }
 
-void rivet_rx_arrive(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
-		     const struct rivet_wire_hdr *hdr, const void *payload,
-		     const void *rts)
+/* What an arriving message does once matching found r (NULL: no posted
+ * receive takes it); the common eager case never comes here
+ * (rivet_rx_eager in rivet_rdm_progress.c). */
+void rivet_rx_matched(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+		      const struct rivet_wire_hdr *hdr, const void *payload,
+		      const void *rts, struct rivet_match_recv *r)
 {
-	bool tagged = hdr->flags & RIVET_WF_TAGGED;
-	struct rivet_match_recv *r;
-	struct rivet_rx_op *rx;
+	struct rivet_rx_op *rx = container_of(r, struct rivet_rx_op, me);
 
-	/* a receive's source is FI_ADDR_UNSPEC without FI_DIRECTED_RECV */
-	r = rivet_match_recv_find(rivet_rdm_match(ep, tagged),
-				  rivet_conn_src(conn), tagged ? hdr->tag : 0);
-	rx = container_of(r, struct rivet_rx_op, me);
 	if (!r)
 		rivet_rx_unexpected(ep, conn, hdr, payload, rts);
 	else if (payload)
 		rivet_rx_deliver_eager(ep, rx, conn, hdr, payload);
 	else
 		rivet_rndv_start(ep, rx, conn, hdr, rts);
+}
+
+void rivet_rx_arrive(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+		     const struct rivet_wire_hdr *hdr, const void *payload,
+		     const void *rts)
+{
+	bool tagged = hdr->flags & RIVET_WF_TAGGED;
+
+	/* a receive's source is FI_ADDR_UNSPEC without FI_DIRECTED_RECV */
+	rivet_rx_matched(ep, conn, hdr, payload, rts,
+			 rivet_match_recv_find(rivet_rdm_match(ep, tagged),
+					       rivet_conn_src(conn),
+					       tagged ? hdr->tag : 0));
 }

@@ -76,7 +76,8 @@ static int rivet_rdm_tx_start(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 /*
  * The inject short path: an inject small enough to go inline, to an
  * established connection with nothing queued on it, is one send posted at
- * once, its header on the stack and its payload read from the caller's
+ * once, its header and send those of the connection (set up with it:
+ * only what changes is written) and its payload read from the caller's
  * buffer by the post itself: no tx op, no staging copy.  Only every
  * inj_signal-th is signaled; its completion gives back the send queue
  * slots of the ones before it too (rivet_rdm_wc_inj); a failure (each
@@ -95,44 +96,39 @@ rivet_rdm_inject_direct(struct rivet_rdm_ep *ep, const void *buf, size_t len,
 			uint64_t data, fi_addr_t dest, uint64_t tag,
 			bool tagged, bool cq_data)
 {
-	struct rivet_wire_hdr hdr;
-	struct ibv_sge sge[2];
-	struct ibv_send_wr wr, *bad;
+	struct ibv_send_wr *wr, *bad;
+	struct rivet_wire_hdr *hdr;
 	struct rivet_conn *conn;
 	ssize_t ret = RIVET_RDM_SLOW;
 
 	if (len > RIVET_RDM_INJECT_SIZE ||
-	    sizeof(hdr) + len > ep->max_inline || ep->send_cntr || !buf)
+	    sizeof(*hdr) + len > ep->max_inline || ep->send_cntr || !buf)
 		return RIVET_RDM_SLOW;	/* the general path checks all */
 	rivet_rdm_lock(ep);
 	conn = rivet_conn_ready(ep, dest);
 	if (!conn || conn->inj_out >= ep->inj_max)
 		goto out;
-	hdr = (struct rivet_wire_hdr) {
-		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_EAGER,
-		.flags = (tagged ? RIVET_WF_TAGGED : 0) |
-			 (cq_data ? RIVET_WF_CQ_DATA : 0),
-		.conn_idx = conn->peer_idx, .tag = tag, .data = data,
-		.len = len,
-	};
-	/* inline: the lkeys are not looked at */
-	sge[0] = (struct ibv_sge) { .addr = (uintptr_t)&hdr,
-				    .length = sizeof(hdr) };
-	sge[1] = (struct ibv_sge) { .addr = (uintptr_t)buf,
-				    .length = (uint32_t)len };
-	wr.wr_id = (uintptr_t)&conn->inj_wr[tagged];
-	wr.next = NULL;
-	wr.sg_list = sge;
-	wr.num_sge = len ? 2 : 1;
-	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_INLINE;
+	/* the connection's own send: version, op, the header's piece, the
+	 * opcode were set with it; inline, the lkeys are not looked at */
+	hdr = &conn->inj_hdr;
+	hdr->flags = (tagged ? RIVET_WF_TAGGED : 0) |
+		     (cq_data ? RIVET_WF_CQ_DATA : 0);
+	hdr->conn_idx = conn->peer_idx;
+	hdr->tag = tag;
+	hdr->data = data;
+	hdr->len = len;
+	conn->inj_sge[1].addr = (uintptr_t)buf;
+	conn->inj_sge[1].length = (uint32_t)len;
+	wr = &conn->inj_send;
+	wr->wr_id = (uintptr_t)&conn->inj_wr[tagged];
+	wr->num_sge = len ? 2 : 1;
+	wr->send_flags = IBV_SEND_INLINE;
 	if (conn->inj_seq + 1 == ep->inj_signal)
-		wr.send_flags |= IBV_SEND_SIGNALED;
-	wr.imm_data = 0;
-	if (ibv_post_send(conn->qp, &wr, &bad))
+		wr->send_flags |= IBV_SEND_SIGNALED;
+	if (ibv_post_send(conn->qp, wr, &bad))
 		goto out;
 	conn->inj_out++;
-	conn->inj_seq = (wr.send_flags & IBV_SEND_SIGNALED) ? 0 :
+	conn->inj_seq = (wr->send_flags & IBV_SEND_SIGNALED) ? 0 :
 			conn->inj_seq + 1;
 	ret = 0;
 out:
@@ -365,24 +361,29 @@ static ssize_t rivet_rdm_trecvv(struct fid_ep *fid, const struct iovec *iov,
 	return rivet_rdm_trecvmsg(fid, &msg, rivet_rdm_rx_flags(fid));
 }
 
+static __attribute__((noinline)) ssize_t
+rivet_rdm_trecv_any(struct fid_ep *fid, void *buf, size_t len, void *desc,
+		    fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	return rivet_rdm_trecvv(fid, &iov, &desc, 1, src, tag, ignore,
+				context);
+}
+
 static ssize_t rivet_rdm_trecv(struct fid_ep *fid, void *buf, size_t len,
 			       void *desc, fi_addr_t src, uint64_t tag,
 			       uint64_t ignore, void *context)
 {
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct rivet_rdm_req req;
-
-	if (fid->fid.fclass != FI_CLASS_EP ||
-	    (to_rrdm(fid)->rx_op_flags & FI_TRIGGER))
-		return rivet_rdm_trecvv(fid, &iov, &desc, 1, src, tag, ignore,
-					context);
-	/* an endpoint's own receive: straight to it */
-	req = (struct rivet_rdm_req) {
-		.iov = &iov, .desc = &desc, .count = 1, .addr = src,
-		.tag = tag, .ignore = ignore, .context = context,
-		.flags = to_rrdm(fid)->rx_op_flags, .tagged = true,
-	};
-	return rivet_rdm_recv(to_rrdm(fid), &req);
+	/* an endpoint's own receive, of no special kind: straight to it
+	 * (both calls are tail calls) */
+	if (fid->fid.fclass == FI_CLASS_EP && !to_rrdm(fid)->srx &&
+	    !(to_rrdm(fid)->rx_op_flags &
+	      (FI_TRIGGER | FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD)))
+		return rivet_rdm_trecv1(to_rrdm(fid), buf, len, desc, src, tag,
+					ignore, context);
+	return rivet_rdm_trecv_any(fid, buf, len, desc, src, tag, ignore,
+				   context);
 }
 
 static ssize_t rivet_rdm_tsendmsg(struct fid_ep *fid,
@@ -448,6 +449,16 @@ static ssize_t rivet_rdm_tsenddata(struct fid_ep *fid, const void *buf,
 				      FI_REMOTE_CQ_DATA);
 }
 
+/* Not the short path's case: the general path (a tail call, so that the
+ * short path's frame holds nothing for it). */
+static __attribute__((noinline)) ssize_t
+rivet_rdm_tinject_any(struct fid_ep *fid, const void *buf, size_t len,
+		      fi_addr_t dest, uint64_t tag)
+{
+	return rivet_rdm_tsend_common(fid, buf, len, NULL, 0, dest, tag, NULL,
+				      FI_INJECT | RIVET_RDM_SILENT);
+}
+
 static ssize_t rivet_rdm_tinject(struct fid_ep *fid, const void *buf,
 				 size_t len, fi_addr_t dest, uint64_t tag)
 {
@@ -456,8 +467,7 @@ static ssize_t rivet_rdm_tinject(struct fid_ep *fid, const void *buf,
 
 	if (ret != RIVET_RDM_SLOW)
 		return ret;
-	return rivet_rdm_tsend_common(fid, buf, len, NULL, 0, dest, tag, NULL,
-				      FI_INJECT | RIVET_RDM_SILENT);
+	return rivet_rdm_tinject_any(fid, buf, len, dest, tag);
 }
 
 static ssize_t rivet_rdm_tinjectdata(struct fid_ep *fid, const void *buf,

@@ -94,13 +94,6 @@ void rivet_rx_retire(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
 
 /* Receive operations are kept on a free list (a malloc and a free per
  * receive cost more than the rest of an eager receive). */
-void rivet_rdm_rxq_put(struct rivet_rdm_rxq *q, struct rivet_rx_op *rx)
-{
-	q->rx_ops_used--;
-	rx->next = q->rx_free;
-	q->rx_free = rx;
-}
-
 void rivet_rx_op_free(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
 {
 	rivet_rdm_rxq_put(ep->rxq, rx);

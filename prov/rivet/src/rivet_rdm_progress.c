@@ -6,6 +6,7 @@
  * refill, and the completions it hands to the application's CQs and
  * counters.  It is the endpoint's progress source (rivet_rdm_ep_progress).
  */
+#include "rivet_iov.h"
 #include "rivet_rdm.h"
 
 #define RIVET_RDM_POLL_BATCH 16
@@ -104,25 +105,70 @@ static inline bool rivet_rx_whole(const struct rivet_wire_hdr *hdr,
 	return !rivet_wire_check(hdr, len);
 }
 
-void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
-			   size_t len, uint32_t qp_num)
+/* The common arrival, inline: an eager message that a posted receive of
+ * one buffer (not FI_MULTI_RECV) takes whole, as rivet_rx_deliver_eager
+ * and rivet_rx_retire would, without their calls and copies. */
+static inline __attribute__((always_inline)) void
+rivet_rx_take_whole(struct rivet_rdm_ep *ep, struct rivet_match *m,
+		    struct rivet_rx_op *rx, fi_addr_t src,
+		    const struct rivet_wire_hdr *hdr, const void *payload)
 {
-	const struct rivet_wire_hdr *hdr = (const void *)buf->data;
-	const uint8_t *body = buf->data + sizeof(*hdr);
-	struct rivet_conn *conn;
+	size_t n = RIVET_MIN(rx->iov[0].iov_len, hdr->len);
+	struct rivet_cq_entry e = {
+		.op_context = rx->context, .flags = rx->cq_flags, .len = n,
+		.buf = rx->iov[0].iov_base, .src = src,
+		.tag = (rx->cq_flags & FI_TAGGED) ? hdr->tag : 0,
+	};
 
-	RIVET_MEM_DEFINED(buf->data, len);
-	conn = rivet_rx_whole(hdr, len) ? rivet_rx_conn(ep, hdr, qp_num) :
-					  NULL;
-	if (!conn) {
-		RIVET_WARN(EP_DATA, "malformed message on qp 0x%x dropped\n",
-			   qp_num);
-		goto repost;
+	rivet_copy_small(rx->iov[0].iov_base, payload, n);
+	if (hdr->flags & RIVET_WF_CQ_DATA) {
+		e.flags |= FI_REMOTE_CQ_DATA;
+		e.data = hdr->data;
 	}
+	if (__builtin_expect(n < hdr->len, 0)) {
+		e.err = FI_ETRUNC;
+		e.olen = hdr->len - n;
+		rivet_rdm_complete(ep, false, &e, rx->report);
+	} else {
+		if (rx->report)
+			rivet_cq_write(ep->rx_cq, &e);
+		rivet_cntr_inc(ep->recv_cntr);
+	}
+	rivet_match_recv_remove(m, &rx->me);
+	rx->posted = false;
+	rx->released = true;
+	if (!rx->inflight)
+		rivet_rdm_rxq_put(ep->rxq, rx);
+}
+
+/* An eager message: matched, and taken whole inline, or handed to
+ * rivet_rx_matched with what matching found. */
+static inline __attribute__((always_inline)) void
+rivet_rx_eager(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
+	       const struct rivet_wire_hdr *hdr, const void *payload)
+{
+	bool tagged = hdr->flags & RIVET_WF_TAGGED;
+	struct rivet_match *m = rivet_rdm_match(ep, tagged);
+	fi_addr_t src = rivet_conn_src(conn);
+	struct rivet_match_recv *r;
+	struct rivet_rx_op *rx;
+
+	/* a receive's source is FI_ADDR_UNSPEC without FI_DIRECTED_RECV */
+	r = rivet_match_recv_find(m, src, tagged ? hdr->tag : 0);
+	rx = container_of(r, struct rivet_rx_op, me);
+	if (__builtin_expect(r && !rx->multi && rx->count == 1, 1))
+		rivet_rx_take_whole(ep, m, rx, src, hdr, payload);
+	else
+		rivet_rx_matched(ep, conn, hdr, payload, NULL, r);
+}
+
+/* Every message but an eager one (rivet_proto_handle_rx). */
+static void rivet_proto_handle_other(struct rivet_rdm_ep *ep,
+				     struct rivet_conn *conn,
+				     const struct rivet_wire_hdr *hdr,
+				     const uint8_t *body, size_t len)
+{
 	switch (hdr->op) {
-	case RIVET_OP_EAGER:
-		rivet_rx_arrive(ep, conn, hdr, body, NULL);
-		break;
 	case RIVET_OP_RTS:
 		rivet_rx_arrive(ep, conn, hdr, NULL, body);
 		break;
@@ -141,7 +187,29 @@ void rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 		rivet_rndv_handle_fin(ep, conn, (const void *)body);
 		break;
 	}
-repost:
+}
+
+/* A message that came on QP qp_num: checked, attributed to that QP's
+ * connection, dispatched; its buffer goes back to the SRQ.  Inline in
+ * the progress pass: the path of every arriving message. */
+static inline __attribute__((always_inline)) void
+rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
+		      size_t len, uint32_t qp_num)
+{
+	const struct rivet_wire_hdr *hdr = (const void *)buf->data;
+	const uint8_t *body = buf->data + sizeof(*hdr);
+	struct rivet_conn *conn;
+
+	/* the slab was zeroed for valgrind when made (rivet_rdm_ep.c) */
+	conn = rivet_rx_whole(hdr, len) ? rivet_rx_conn(ep, hdr, qp_num) :
+					  NULL;
+	if (!conn)
+		RIVET_WARN(EP_DATA, "malformed message on qp 0x%x dropped\n",
+			   qp_num);
+	else if (__builtin_expect(hdr->op == RIVET_OP_EAGER, 1))
+		rivet_rx_eager(ep, conn, hdr, body);
+	else
+		rivet_proto_handle_other(ep, conn, hdr, body, len);
 	rivet_rdm_srq_give(ep, buf);
 }
 
@@ -241,7 +309,9 @@ static void rivet_rdm_rx_failed(struct rivet_rdm_ep *ep,
 	rivet_rdm_srq_give(ep, buf);
 }
 
-static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
+/* Every work completion but a message's arrival (rivet_rdm_wc). */
+static __attribute__((noinline)) void
+rivet_rdm_wc_other(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 {
 	void *p = (void *)(uintptr_t)wc->wr_id;
 	struct rivet_rdm_buf *buf = p;
@@ -249,12 +319,8 @@ static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 	switch (*(uint8_t *)p) {
 	case RIVET_WR_RXBUF:
 		/* a write with immediate data takes a buffer, fills none */
-		if (wc->status == IBV_WC_SUCCESS &&
-		    wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+		if (wc->status == IBV_WC_SUCCESS)
 			rivet_rma_handle_imm(ep, buf, wc);
-		else if (wc->status == IBV_WC_SUCCESS)
-			rivet_proto_handle_rx(ep, buf, wc->byte_len,
-					      wc->qp_num);
 		else if (wc->status != IBV_WC_WR_FLUSH_ERR)
 			rivet_rdm_rx_failed(ep, buf, wc);
 		break;
@@ -278,6 +344,20 @@ static void rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 		RIVET_WARN(EP_DATA, "unknown work completion 0x%" PRIx64 "\n",
 			   wc->wr_id);
 	}
+}
+
+/* Dispatched on what wr_id points at; a message's arrival inline. */
+static inline __attribute__((always_inline)) void
+rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
+{
+	struct rivet_rdm_buf *buf = (void *)(uintptr_t)wc->wr_id;
+
+	if (__builtin_expect(*(uint8_t *)buf == RIVET_WR_RXBUF &&
+			     wc->status == IBV_WC_SUCCESS &&
+			     wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM, 1))
+		rivet_proto_handle_rx(ep, buf, wc->byte_len, wc->qp_num);
+	else
+		rivet_rdm_wc_other(ep, wc);
 }
 
 /* Deferred reads and FINs of every connection, while there are any (a
@@ -308,7 +388,10 @@ void rivet_rdm_progress_cm(struct rivet_rdm_ep *ep)
 		rivet_conn_handle_cm(ep, cm);
 }
 
-int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
+/* Inline in both callers: the endpoint's progress source's pass (every
+ * fi_cq_read) and rivet_rdm_progress_locked. */
+static inline __attribute__((always_inline)) int
+rivet_rdm_progress_pass(struct rivet_rdm_ep *ep)
 {
 	struct ibv_wc wcs[RIVET_RDM_POLL_BATCH];
 	unsigned int before = ep->progress_passes;
@@ -341,6 +424,11 @@ int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
 	return total;
 }
 
+int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
+{
+	return rivet_rdm_progress_pass(ep);
+}
+
 /* The CM channel alone, under the endpoint's lock (before a sleep, and
  * when the progress thread's poll says the channel has an event). */
 void rivet_rdm_ep_progress_cm(struct rivet_progress_src *src)
@@ -359,7 +447,7 @@ int rivet_rdm_ep_progress(struct rivet_progress_src *src)
 	int ret;
 
 	rivet_rdm_lock(ep);
-	ret = ep->enabled ? rivet_rdm_progress_locked(ep) : 0;
+	ret = ep->enabled ? rivet_rdm_progress_pass(ep) : 0;
 	rivet_rdm_unlock(ep);
 	return ret;
 }

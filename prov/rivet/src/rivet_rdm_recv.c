@@ -328,6 +328,84 @@ ssize_t rivet_rdm_recv(struct rivet_rdm_ep *ep,
 	return ret;
 }
 
+/* The cold parts of rivet_rdm_trecv1, out of its frame. */
+static __attribute__((noinline)) struct rivet_rx_op *rivet_rdm_rx_new(void)
+{
+	struct rivet_rx_op *rx = malloc(sizeof(*rx));
+
+	if (rx)
+		rx->next = NULL;	/* taken as the free list's rest */
+	return rx;
+}
+
+static __attribute__((noinline)) void
+rivet_rdm_rx_post_any(struct rivet_rdm_rxq *q, struct rivet_rx_op *rx)
+{
+	rivet_rdm_rx_post(q, rx);
+}
+
+/* fi_trecv of one buffer on an endpoint of its own queue, whose op_flags
+ * hold nothing that changes a receive (rivet_rdm_trecv looks): what
+ * rivet_rdm_recv does, without the request and its iov array, and
+ * filed at once when no message waits. */
+ssize_t rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len,
+			 void *desc, fi_addr_t src, uint64_t tag,
+			 uint64_t ignore, void *context)
+{
+	struct rivet_rdm_rxq *q = ep->rxq;
+	struct rivet_rx_op *rx;
+	ssize_t ret = 0;
+
+	if (len && !buf)
+		return -FI_EINVAL;
+	rivet_rdm_lock(ep);
+	if (!ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+		goto out;
+	}
+	if (__builtin_expect(q->unresolved, 0)) {
+		struct rivet_rdm_rxside side = { .q = q, .ep = ep };
+
+		rivet_rdm_rxq_resolve(&side);
+	}
+	if (q->rx_ops_used >= q->rx_size) {
+		ret = -FI_EAGAIN;
+		goto out;
+	}
+	rx = q->rx_free ? q->rx_free : rivet_rdm_rx_new();
+	if (!rx) {
+		ret = -FI_ENOMEM;
+		goto out;
+	}
+	q->rx_free = rx->next;
+	q->rx_ops_used++;
+	rx->next = NULL;
+	rx->offset = rx->inflight = 0;
+	rx->released = rx->posted = false;
+	rx->multi = false;
+	rx->context = context;
+	rx->op_flags = ep->rx_op_flags;
+	rx->cq_flags = FI_RECV | FI_TAGGED;
+	rx->addr = q->directed ? src : FI_ADDR_UNSPEC;
+	rx->tag = tag;
+	rx->ignore = ignore;
+	rx->count = 1;
+	rx->iov[0] = (struct iovec) { .iov_base = buf, .iov_len = len };
+	rx->desc[0] = desc;
+	rx->len = len;
+	rx->report = !q->rx_selective || (ep->rx_op_flags & FI_COMPLETION);
+	if (q->match_tag.msgs) {	/* messages wait: the general post */
+		rivet_rdm_rx_post_any(q, rx);
+		goto out;
+	}
+	rx->posted = true;
+	rivet_match_recv_insert(&q->match_tag, &rx->me, rx->addr, tag,
+				ignore);
+out:
+	rivet_rdm_unlock(ep);
+	return ret;
+}
+
 /* ---- fi_cancel ---- */
 
 static bool rivet_rdm_has_ctx(const struct rivet_match_recv *r, void *context)
