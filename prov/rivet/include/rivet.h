@@ -885,9 +885,14 @@ static inline bool rivet_cq_has_deferred(const struct rivet_cq *cq)
 
 void rivet_cq_run_deferred(struct rivet_cq *cq);
 
-/* Between the CQ's files: rivet_cq.c's verbs CQ poll (cq->lock held) and
- * fi_cq_readfrom; rivet_cq_wait.c's blocking calls and channel. */
+/* Between the CQ's files: rivet_cq.c's verbs CQ poll and FIFOs (cq->lock
+ * held); rivet_cq_read.c's reads; rivet_cq_wait.c's blocking calls and
+ * channel. */
 int rivet_cq_poll_locked(struct rivet_cq *cq);
+void rivet_cq_fifo_put(struct rivet_cq_entry *q, size_t size, size_t head,
+		       size_t *count, const struct rivet_cq_entry *e);
+int rivet_cq_grow_locked(struct rivet_cq *cq);
+ssize_t rivet_cq_read(struct fid_cq *cq_fid, void *buf, size_t count);
 ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			  fi_addr_t *src_addr);
 unsigned int rivet_cq_ack_events(struct rivet_cq *cq);
@@ -900,6 +905,11 @@ int rivet_cq_control(struct fid *fid, int command, void *arg);
 /* Queues a completion produced in software (RDM protocol).  An error
  * entry without a prov_errno gets the reason its err implies. */
 void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e);
+/* A successful completion, from its fields: as rivet_cq_write, without an
+ * entry built for it when a reader's buffer takes it. */
+void rivet_cq_write_ok(struct rivet_cq *cq, void *op_context, uint64_t flags,
+		       size_t len, void *buf, uint64_t data, uint64_t tag,
+		       fi_addr_t src);
 int rivet_wc_status_to_fi(int status);
 
 /*

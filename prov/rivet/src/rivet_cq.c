@@ -2,9 +2,10 @@
 /*
  * Completion queues: a verbs CQ whose work completions are converted into a
  * software ring of libfabric completions and an error FIFO; read (which
- * first drives the progress sources), readerr, the deferred work of
- * completion hooks, and the hidden CQs of endpoints with none bound.
- * Blocking is in rivet_cq_wait.c, the words of errors in rivet_cq_err.c.
+ * first drives the progress sources), the deferred work of completion
+ * hooks, and the hidden CQs of endpoints with none bound.  Writing and
+ * reading completions is in rivet_cq_read.c, blocking and readerr in
+ * rivet_cq_wait.c, the words of errors in rivet_cq_err.c.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -17,13 +18,11 @@
 
 static struct fi_ops g_rivet_cq_fi_ops;
 static struct fi_ops_cq g_rivet_cq_ops;
-static int rivet_cq_grow_locked(struct rivet_cq *cq);
 
 /* ---- the software FIFOs (ring and errs), all under cq->lock ---- */
 
-static void rivet_cq_fifo_put(struct rivet_cq_entry *q, size_t size,
-			      size_t head, size_t *count,
-			      const struct rivet_cq_entry *e)
+void rivet_cq_fifo_put(struct rivet_cq_entry *q, size_t size, size_t head,
+		       size_t *count, const struct rivet_cq_entry *e)
 {
 	size_t i = head + *count;
 
@@ -242,7 +241,7 @@ int rivet_cq_progress(struct rivet_cq *cq)
 	return ret;
 }
 
-static int rivet_cq_grow_locked(struct rivet_cq *cq)
+int rivet_cq_grow_locked(struct rivet_cq *cq)
 {
 	int ret = 0;
 
@@ -361,164 +360,6 @@ void rivet_cq_return_credit(struct rivet_cq *cq)
 	rivet_lock_acquire(&cq->lock);
 	cq->credits++;
 	rivet_lock_release(&cq->lock);
-}
-
-/* ---- fi_cq_read, fi_cq_readerr ---- */
-
-/* Each fi_cq_*_entry format is a prefix of the next one. */
-static void rivet_cq_entry_write(enum fi_cq_format format,
-				 const struct rivet_cq_entry *e, void *buf,
-				 size_t i)
-{
-	struct fi_cq_tagged_entry *t;
-	struct fi_cq_data_entry *d;
-	struct fi_cq_msg_entry *m;
-
-	switch (format) {
-	case FI_CQ_FORMAT_TAGGED:
-		t = (struct fi_cq_tagged_entry *)buf + i;
-		t->tag = e->tag;
-		d = (struct fi_cq_data_entry *)t;
-		break;
-	case FI_CQ_FORMAT_DATA:
-		d = (struct fi_cq_data_entry *)buf + i;
-		break;
-	case FI_CQ_FORMAT_MSG:
-		m = (struct fi_cq_msg_entry *)buf + i;
-		m->op_context = e->op_context;
-		m->flags = e->flags;
-		m->len = e->len;
-		return;
-	default:
-		((struct fi_cq_entry *)buf)[i].op_context = e->op_context;
-		return;
-	}
-	d->op_context = e->op_context;
-	d->flags = e->flags;
-	d->len = e->len;
-	d->buf = e->buf;
-	d->data = e->data;
-}
-
-static ssize_t rivet_cq_pop_locked(struct rivet_cq *cq, void *buf,
-				   size_t count, fi_addr_t *src_addr)
-{
-	size_t i, n = RIVET_MIN(count, cq->count);
-	const struct rivet_cq_entry *e;
-
-	for (i = 0; i < n; i++) {
-		e = &cq->ring[cq->head];
-		rivet_cq_entry_write(cq->attr.format, e, buf, i);
-		if (src_addr)
-			src_addr[i] = e->src;
-		if (++cq->head == cq->ring_size)
-			cq->head = 0;
-	}
-	cq->count -= n;
-	return (ssize_t)n;
-}
-
-/* A thread of ours is about to write into cq (an endpoint's progress
- * thread): its lock cannot stay off, whatever the threading level. */
-void rivet_cq_need_lock(struct rivet_cq *cq)
-{
-	cq->lock.on = true;
-}
-
-void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e)
-{
-	struct rivet_cq_entry named;
-
-	if (e->err && !e->prov_errno) {
-		named = *e;
-		named.prov_errno = rivet_perr_of(e->err);
-		e = &named;
-	}
-	rivet_lock_acquire(&cq->lock);
-	if (cq->hidden)
-		goto out;
-	if (!e->err && cq->dbuf && cq->dn < cq->dmax && !cq->count) {
-		/* a reader waits for it, and nothing is before it */
-		rivet_cq_entry_write(cq->attr.format, e, cq->dbuf, cq->dn);
-		if (cq->dsrc)
-			cq->dsrc[cq->dn] = e->src;
-		cq->dn++;
-		goto out;
-	}
-	if ((e->err && cq->errs_count == cq->errs_size) ||
-	    (!e->err && cq->count == cq->ring_size)) {
-		if (rivet_cq_grow_locked(cq))
-			goto out;
-	}
-	if (e->err)
-		rivet_cq_fifo_put(cq->errs, cq->errs_size, cq->errs_head,
-				  &cq->errs_count, e);
-	else
-		rivet_cq_fifo_put(cq->ring, cq->ring_size, cq->head,
-				  &cq->count, e);
-out:
-	rivet_lock_release(&cq->lock);
-}
-
-/* Errors are reported first: while one waits, reads give -FI_EAVAIL. */
-ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
-				 size_t count, fi_addr_t *src_addr)
-{
-	struct rivet_cq *cq = to_rcq(cq_fid);
-	bool direct;
-	ssize_t ret;
-
-	/* With nothing waiting, what this read's progress completes is
-	 * written straight into buf (rivet_cq_write): no copy through the
-	 * ring. */
-	rivet_lock_acquire(&cq->lock);
-	direct = count && !cq->count && !cq->errs_count && !cq->dbuf;
-	if (direct) {
-		cq->dbuf = buf;
-		cq->dsrc = src_addr;
-		cq->dn = 0;
-		cq->dmax = count;
-	}
-	rivet_lock_release(&cq->lock);
-	rivet_progress_set_run(&cq->srcs);
-	rivet_trig_poll(cq->domain);	/* counters it moved */
-	rivet_lock_acquire(&cq->lock);
-	/* the test of rivet_cq_poll_locked, without the call: RDM CQs */
-	ret = cq->hidden || atomic_load_explicit(&cq->msg_eps,
-						 memory_order_relaxed) ?
-	      rivet_cq_poll_locked(cq) : 0;
-	if (rivet_cq_has_deferred(cq)) {
-		rivet_lock_release(&cq->lock);
-		rivet_cq_run_deferred(cq);
-		rivet_lock_acquire(&cq->lock);
-	}
-	if (direct) {
-		cq->dbuf = NULL;
-		if (cq->dn) {	/* the entries before any in the ring */
-			ret = (ssize_t)cq->dn;
-			goto out;
-		}
-	}
-	if (ret < 0 && !cq->count && !cq->errs_count)
-		goto out;
-	if (!count)
-		ret = -FI_EAGAIN;	/* a progress-only call */
-	else if (cq->errs_count)
-		ret = -FI_EAVAIL;
-	else if (!cq->count)
-		ret = -FI_EAGAIN;
-	else
-		ret = rivet_cq_pop_locked(cq, buf, count, src_addr);
-out:
-	rivet_lock_release(&cq->lock);
-	if (count)
-		rivet_domain_polled(cq->domain, ret != -FI_EAGAIN);
-	return ret;
-}
-
-static ssize_t rivet_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
-{
-	return rivet_cq_readfrom(cq_fid, buf, count, NULL);
 }
 
 /* ---- open and close ---- */

@@ -28,23 +28,36 @@ int rivet_rdm_srq_post(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf)
 	return ret ? rivet_errno_to_fi(ret) : 0;
 }
 
-void rivet_rdm_srq_give(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf)
+/* A batch of buffers is complete: one post (srq_wr[srq_batch - 1] ends
+ * the chain). */
+static __attribute__((noinline)) void
+rivet_rdm_srq_flush(struct rivet_rdm_ep *ep)
 {
-	unsigned int n = ep->srq_npend;
 	struct ibv_recv_wr *bad;
 	int ret;
 
-	ep->srq_sge[n].addr = (uintptr_t)buf->data;
-	ep->srq_wr[n].wr_id = (uintptr_t)buf;
-	if (++n < ep->srq_batch) {
-		ep->srq_npend = n;
-		return;
-	}
 	ep->srq_npend = 0;
-	/* srq_wr[srq_batch - 1] ends the chain */
 	ret = ibv_post_srq_recv(ep->srq, ep->srq_wr, &bad);
 	if (ret)
 		RIVET_WARN_ERRNO(EP_DATA, "ibv_post_srq_recv", ret);
+}
+
+/* Inline here (every arrival gives its buffer back). */
+static inline __attribute__((always_inline)) void
+rivet_rdm_srq_give_inl(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf)
+{
+	unsigned int n = ep->srq_npend;
+
+	ep->srq_sge[n].addr = (uintptr_t)buf->data;
+	ep->srq_wr[n].wr_id = (uintptr_t)buf;
+	ep->srq_npend = ++n;
+	if (n == ep->srq_batch)
+		rivet_rdm_srq_flush(ep);
+}
+
+void rivet_rdm_srq_give(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf)
+{
+	rivet_rdm_srq_give_inl(ep, buf);
 }
 
 void rivet_rdm_complete(struct rivet_rdm_ep *ep, bool tx,
@@ -105,6 +118,21 @@ static inline bool rivet_rx_whole(const struct rivet_wire_hdr *hdr,
 	return !rivet_wire_check(hdr, len);
 }
 
+/* rivet_rx_take_whole's truncated case: an error entry (FI_ETRUNC). */
+static void rivet_rx_take_trunc(struct rivet_rdm_ep *ep,
+				struct rivet_rx_op *rx, fi_addr_t src,
+				const struct rivet_wire_hdr *hdr, size_t n)
+{
+	struct rivet_cq_entry e;
+
+	rivet_rx_fill_comp(rx, NULL, hdr, n, &e);
+	e.src = src;
+	e.buf = rx->iov[0].iov_base;
+	e.err = FI_ETRUNC;
+	e.olen = hdr->len - n;
+	rivet_rdm_complete(ep, false, &e, rx->report);
+}
+
 /* The common arrival, inline: an eager message that a posted receive of
  * one buffer (not FI_MULTI_RECV) takes whole, as rivet_rx_deliver_eager
  * and rivet_rx_retire would, without their calls and copies. */
@@ -114,24 +142,19 @@ rivet_rx_take_whole(struct rivet_rdm_ep *ep, struct rivet_match *m,
 		    const struct rivet_wire_hdr *hdr, const void *payload)
 {
 	size_t n = RIVET_MIN(rx->iov[0].iov_len, hdr->len);
-	struct rivet_cq_entry e = {
-		.op_context = rx->context, .flags = rx->cq_flags, .len = n,
-		.buf = rx->iov[0].iov_base, .src = src,
-		.tag = (rx->cq_flags & FI_TAGGED) ? hdr->tag : 0,
-	};
+	bool cq_data = hdr->flags & RIVET_WF_CQ_DATA;
+	uint64_t tag = (rx->cq_flags & FI_TAGGED) ? hdr->tag : 0;
 
 	rivet_copy_small(rx->iov[0].iov_base, payload, n);
-	if (hdr->flags & RIVET_WF_CQ_DATA) {
-		e.flags |= FI_REMOTE_CQ_DATA;
-		e.data = hdr->data;
-	}
 	if (__builtin_expect(n < hdr->len, 0)) {
-		e.err = FI_ETRUNC;
-		e.olen = hdr->len - n;
-		rivet_rdm_complete(ep, false, &e, rx->report);
+		rivet_rx_take_trunc(ep, rx, src, hdr, n);
 	} else {
 		if (rx->report)
-			rivet_cq_write(ep->rx_cq, &e);
+			rivet_cq_write_ok(ep->rx_cq, rx->context,
+					  rx->cq_flags |
+					  (cq_data ? FI_REMOTE_CQ_DATA : 0),
+					  n, rx->iov[0].iov_base,
+					  cq_data ? hdr->data : 0, tag, src);
 		rivet_cntr_inc(ep->recv_cntr);
 	}
 	rivet_match_recv_remove(m, &rx->me);
@@ -210,7 +233,7 @@ rivet_proto_handle_rx(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 		rivet_rx_eager(ep, conn, hdr, body);
 	else
 		rivet_proto_handle_other(ep, conn, hdr, body, len);
-	rivet_rdm_srq_give(ep, buf);
+	rivet_rdm_srq_give_inl(ep, buf);
 }
 
 /* ---- work completions ---- */

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Completions in and out of a CQ: rivet_cq_write (endpoints' completions,
+ * into the ring or the error FIFO, or straight into the buffer of an
+ * fi_cq_read that waits for them) and fi_cq_read / fi_cq_readfrom.
+ */
+#include "rivet.h"
+
+/* Entry i of buf, in the CQ's format, from a completion's fields; each
+ * fi_cq_*_entry format is a prefix of the next one. */
+static inline __attribute__((always_inline)) void
+rivet_cq_out(enum fi_cq_format format, void *buf, size_t i, void *op_context,
+	     uint64_t flags, size_t len, void *b, uint64_t data, uint64_t tag)
+{
+	struct fi_cq_tagged_entry *t;
+	struct fi_cq_data_entry *d;
+	struct fi_cq_msg_entry *m;
+
+	switch (format) {
+	case FI_CQ_FORMAT_TAGGED:
+		t = (struct fi_cq_tagged_entry *)buf + i;
+		t->tag = tag;
+		d = (struct fi_cq_data_entry *)t;
+		break;
+	case FI_CQ_FORMAT_DATA:
+		d = (struct fi_cq_data_entry *)buf + i;
+		break;
+	case FI_CQ_FORMAT_MSG:
+		m = (struct fi_cq_msg_entry *)buf + i;
+		m->op_context = op_context;
+		m->flags = flags;
+		m->len = len;
+		return;
+	default:
+		((struct fi_cq_entry *)buf)[i].op_context = op_context;
+		return;
+	}
+	d->op_context = op_context;
+	d->flags = flags;
+	d->len = len;
+	d->buf = b;
+	d->data = data;
+}
+
+static void rivet_cq_entry_write(enum fi_cq_format format,
+				 const struct rivet_cq_entry *e, void *buf,
+				 size_t i)
+{
+	rivet_cq_out(format, buf, i, e->op_context, e->flags, e->len, e->buf,
+		     e->data, e->tag);
+}
+
+static ssize_t rivet_cq_pop_locked(struct rivet_cq *cq, void *buf,
+				   size_t count, fi_addr_t *src_addr)
+{
+	size_t i, n = RIVET_MIN(count, cq->count);
+	const struct rivet_cq_entry *e;
+
+	for (i = 0; i < n; i++) {
+		e = &cq->ring[cq->head];
+		rivet_cq_entry_write(cq->attr.format, e, buf, i);
+		if (src_addr)
+			src_addr[i] = e->src;
+		if (++cq->head == cq->ring_size)
+			cq->head = 0;
+	}
+	cq->count -= n;
+	return (ssize_t)n;
+}
+
+/* Into the buffer of a reader that waits, when nothing is before it in
+ * the ring (under cq->lock); false when no reader takes it. */
+static inline __attribute__((always_inline)) bool
+rivet_cq_direct(struct rivet_cq *cq, void *op_context, uint64_t flags,
+		size_t len, void *buf, uint64_t data, uint64_t tag,
+		fi_addr_t src)
+{
+	if (!cq->dbuf || cq->dn >= cq->dmax || cq->count)
+		return false;
+	rivet_cq_out(cq->attr.format, cq->dbuf, cq->dn, op_context, flags, len,
+		     buf, data, tag);
+	if (cq->dsrc)
+		cq->dsrc[cq->dn] = src;
+	cq->dn++;
+	return true;
+}
+
+/* A thread of ours is about to write into cq (an endpoint's progress
+ * thread): its lock cannot stay off, whatever the threading level. */
+void rivet_cq_need_lock(struct rivet_cq *cq)
+{
+	cq->lock.on = true;
+}
+
+void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e)
+{
+	struct rivet_cq_entry named;
+
+	if (e->err && !e->prov_errno) {
+		named = *e;
+		named.prov_errno = rivet_perr_of(e->err);
+		e = &named;
+	}
+	rivet_lock_acquire(&cq->lock);
+	if (cq->hidden)
+		goto out;
+	if (!e->err && rivet_cq_direct(cq, e->op_context, e->flags, e->len,
+				       e->buf, e->data, e->tag, e->src))
+		goto out;
+	if ((e->err && cq->errs_count == cq->errs_size) ||
+	    (!e->err && cq->count == cq->ring_size)) {
+		if (rivet_cq_grow_locked(cq))
+			goto out;
+	}
+	if (e->err)
+		rivet_cq_fifo_put(cq->errs, cq->errs_size, cq->errs_head,
+				  &cq->errs_count, e);
+	else
+		rivet_cq_fifo_put(cq->ring, cq->ring_size, cq->head,
+				  &cq->count, e);
+out:
+	rivet_lock_release(&cq->lock);
+}
+
+/* rivet_cq_write_ok under the lock, or as an entry (out of the common
+ * case's frame: a tail call). */
+static __attribute__((noinline)) void
+rivet_cq_write_ok_any(struct rivet_cq *cq, void *op_context, uint64_t flags,
+		      size_t len, void *buf, uint64_t data, uint64_t tag,
+		      fi_addr_t src)
+{
+	struct rivet_cq_entry e = {
+		.op_context = op_context, .flags = flags, .len = len,
+		.buf = buf, .data = data, .tag = tag, .src = src,
+	};
+	bool done;
+
+	rivet_lock_acquire(&cq->lock);
+	done = rivet_cq_direct(cq, op_context, flags, len, buf, data, tag,
+			       src);
+	rivet_lock_release(&cq->lock);
+	if (!done)
+		rivet_cq_write(cq, &e);
+}
+
+void rivet_cq_write_ok(struct rivet_cq *cq, void *op_context, uint64_t flags,
+		       size_t len, void *buf, uint64_t data, uint64_t tag,
+		       fi_addr_t src)
+{
+	/* without a lock (the application serializes the CQ's calls) */
+	if (!cq->lock.on && rivet_cq_direct(cq, op_context, flags, len, buf,
+					    data, tag, src))
+		return;
+	rivet_cq_write_ok_any(cq, op_context, flags, len, buf, data, tag,
+			      src);
+}
+
+/* Errors are reported first: while one waits, reads give -FI_EAVAIL. */
+ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
+				 size_t count, fi_addr_t *src_addr)
+{
+	struct rivet_cq *cq = to_rcq(cq_fid);
+	bool direct;
+	ssize_t ret;
+
+	/* With nothing waiting, what this read's progress completes is
+	 * written straight into buf (rivet_cq_write): no copy through the
+	 * ring. */
+	rivet_lock_acquire(&cq->lock);
+	direct = count && !cq->count && !cq->errs_count && !cq->dbuf;
+	if (direct) {
+		cq->dbuf = buf;
+		cq->dsrc = src_addr;
+		cq->dn = 0;
+		cq->dmax = count;
+	}
+	rivet_lock_release(&cq->lock);
+	rivet_progress_set_run(&cq->srcs);
+	rivet_trig_poll(cq->domain);	/* counters it moved */
+	rivet_lock_acquire(&cq->lock);
+	/* the test of rivet_cq_poll_locked, without the call: RDM CQs */
+	ret = cq->hidden || atomic_load_explicit(&cq->msg_eps,
+						 memory_order_relaxed) ?
+	      rivet_cq_poll_locked(cq) : 0;
+	if (rivet_cq_has_deferred(cq)) {
+		rivet_lock_release(&cq->lock);
+		rivet_cq_run_deferred(cq);
+		rivet_lock_acquire(&cq->lock);
+	}
+	if (direct) {
+		cq->dbuf = NULL;
+		if (cq->dn) {	/* the entries before any in the ring */
+			ret = (ssize_t)cq->dn;
+			goto out;
+		}
+	}
+	if (ret < 0 && !cq->count && !cq->errs_count)
+		goto out;
+	if (!count)
+		ret = -FI_EAGAIN;	/* a progress-only call */
+	else if (cq->errs_count)
+		ret = -FI_EAVAIL;
+	else if (!cq->count)
+		ret = -FI_EAGAIN;
+	else
+		ret = rivet_cq_pop_locked(cq, buf, count, src_addr);
+out:
+	rivet_lock_release(&cq->lock);
+	if (count)
+		rivet_domain_polled(cq->domain, ret != -FI_EAGAIN);
+	return ret;
+}
+
+ssize_t rivet_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
+{
+	return rivet_cq_readfrom(cq_fid, buf, count, NULL);
+}
