@@ -18,8 +18,33 @@ cat prov/rivet/test/test_unit.log 2>/dev/null | tail -3 || true
 echo "== Debian package (contrib/package.sh: dpkg-buildpackage, lintian)"
 deb=$("$top/contrib/package.sh" | tail -n 1)
 [ -f "$deb" ] || { echo "test-all.sh: no package built" >&2; exit 1; }
+# A VM step, run once more when a guest's kernel panicked (and only
+# then): the bed's guest kernel has panicked three times in rxe's packet
+# path, twice with register state no CPU can hold (EFLAGS with reserved
+# bits set): a defect of the guest kernel under qemu's TCG, not of a
+# test (contrib/vm/README.md, "Known behaviour"; issue 13).  A failed
+# test fails the step at once; a second panic fails it too.  Every
+# console is kept.
+vm=${RIVET_CI_VM:-contrib/vm/rivet-vm}
+vm_step() {	# vm_step NAME RIVET-VM-ARGS...
+	local name=$1 out rc try
+	shift
+	for try in 1 2; do
+		out=$(mktemp -d "${TMPDIR:-/var/tmp}/rivet-ci-$name.XXXXXX")
+		rc=0
+		"$vm" -o "$out" "$@" || rc=$?
+		if [ "$rc" -eq 0 ] || [ "$try" -eq 2 ] ||
+		   ! grep -qs 'Kernel panic - not syncing' "$out"/console*.log; then
+			return "$rc"
+		fi
+		echo "test-all.sh: $name: a guest kernel panicked (console:" \
+			"$out); the bed's defect, not a test's: the step runs" \
+			"once more" >&2
+	done
+}
+
 echo "== integration tests in the Soft-RoCE VM (MSG, then RDM and MPI, then the package)"
-contrib/vm/rivet-vm -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
+vm_step single -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
 	-- bash -c 'bash fabtests/run_msg_tests.sh rivet; m=$?
 		bash fabtests/run_rdm_tests.sh rivet; r=$?
 		echo "== package $1 (contrib/package-guest.sh)"
@@ -36,12 +61,12 @@ contrib/vm/rivet-vm -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
 # says so and stops it (MPICRASH_STRICT=1 fails it instead).
 echo "== across nodes in two Soft-RoCE guests (fabtests/run_node_tests.sh)"
 n2=0
-contrib/vm/rivet-vm -N 2 -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
+vm_step two -N 2 -t 2400 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
 	-- bash fabtests/run_node_tests.sh \
 	-x mpicrash -x linklong -x crash rivet || n2=$?
 echo "== a lasting link loss, a node crash and an MPI job losing a node, in three guests"
 n3=0
-contrib/vm/rivet-vm -N 3 -t 1200 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
+vm_step three -N 3 -t 1200 -e FI_PROVIDER_PATH="$top/_inst/lib/libfabric" \
 	-- bash fabtests/run_node_tests.sh -c linklong -c crash -c mpicrash \
 	rivet || n3=$?
 exit $((n2 | n3))
