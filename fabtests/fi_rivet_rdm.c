@@ -709,17 +709,22 @@ static int rdm_open_eps(void)
 }
 
 static bool g_auto;	/* -A: ask for FI_PROGRESS_AUTO data progress */
+static bool g_domain;	/* -D: ask for FI_THREAD_DOMAIN */
 
 static void rdm_opt(int op, const char *arg)
 {
 	(void)arg;
 	if (op == 'A')
 		g_auto = true;
+	else if (op == 'D')
+		g_domain = true;
 }
 
 static int rdm_setup(void)
 {
-	struct fi_info *hints = ft_rdm_hints(FT_RDM_CAPS, FI_THREAD_UNSPEC);
+	struct fi_info *hints = ft_rdm_hints(FT_RDM_CAPS, g_domain ?
+					     FI_THREAD_DOMAIN :
+					     FI_THREAD_UNSPEC);
 	bool srv = ft_is_server();
 	int ret;
 
@@ -824,9 +829,11 @@ int main(int argc, char **argv)
 
 	ft_opts.ep_type = FI_EP_RDM;
 	ft_opts.timeout_ms = FT_RDM_DEADLINE_MS;
-	ft_set_extra_opts("A", " -A           ask for FI_PROGRESS_AUTO data "
+	ft_set_extra_opts("AD", " -A           ask for FI_PROGRESS_AUTO data "
 			  "progress (the\n              rdm_auto_progress case "
-			  "runs only then)\n", rdm_opt);
+			  "runs only then)\n -D           ask for FI_THREAD_DOMAIN "
+			  "(no locks: the\n              provider's unlocked "
+			  "paths)\n", rdm_opt);
 	ft_parse_opts(argc, argv, "RDM send/receive conformance.", true);
 	if (!ft_opts.size_set)
 		ft_opts.all_sizes = true;

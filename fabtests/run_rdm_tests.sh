@@ -9,7 +9,8 @@ usage() {
 Usage: $0 [-a ADDR] [-b BINDIR] [-o LOGDIR] [-t SECS] [-S SIZE|all]
           [-M MAX] [-I ITERS] [-n NPROCS] [-m RANKS] [-r NODE] [-x STEP]... PROV
 
-Runs fi_rivet_rdm (as it is and with -A: FI_PROGRESS_AUTO) and
+Runs fi_rivet_rdm (as it is, with -A: FI_PROGRESS_AUTO, and with -D:
+FI_THREAD_DOMAIN) and
 fi_rivet_rdm_rma (server/client), fi_rivet_rdm_bw with 2000 receives
 posted that nothing matches (deep matching queues), fi_rivet_rdm_atomic (4 processes; for
 rivet again with FI_RIVET_NATIVE_ATOMICS=1), both again with offset
@@ -50,7 +51,8 @@ checks.
              clients, the odd ranks of the mesh and the atomics and half
              of the MPI ranks run on node NODE (rivet-node), with its own
              address; the servers here, on ADDR
-  -x STEP    skip a step: rdm rdm_auto rdm_rma deep tclass atomic native offset
+  -x STEP    skip a step: rdm rdm_auto rdm_domain rdm_rma deep tclass atomic
+             native offset
              multi harden pollset mrcache rawpeer shared_av shared_ctx sep
              trigger mesh kill mpi osc pingpong pingpong_msg
              (repeatable)
@@ -219,6 +221,17 @@ step_rdm_auto() {
 	run_pair fi_rivet_rdm_auto fi_rivet_rdm $((port + 1000)) -- \
 		-p "$prov" -e rdm -A -s "$addr" -B "$port" -S all -M 1m \
 		-I "$iters" -- -p "$prov" -e rdm -A -s "$caddr" -P "$port" \
+		-S all -M 1m -I "$iters" "$addr"
+}
+
+# Every case again with FI_THREAD_DOMAIN asked for (sizes up to 1 MiB):
+# the provider's unlocked paths (no endpoint or CQ lock: fi_cq_read going
+# straight to the endpoint's own read, docs/performance.md).
+step_rdm_domain() {
+	port=$((port + 2))
+	run_pair fi_rivet_rdm_domain fi_rivet_rdm $((port + 1000)) -- \
+		-p "$prov" -e rdm -D -s "$addr" -B "$port" -S all -M 1m \
+		-I "$iters" -- -p "$prov" -e rdm -D -s "$caddr" -P "$port" \
 		-S all -M 1m -I "$iters" "$addr"
 }
 
@@ -598,7 +611,7 @@ echo "# provider $prov, address $addr${rnode:+, clients on node$rnode ($caddr)},
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
-for s in rdm rdm_auto rdm_rma deep tclass atomic native offset multi harden \
+for s in rdm rdm_auto rdm_domain rdm_rma deep tclass atomic native offset multi harden \
 	pollset mrcache rawpeer shared_av shared_ctx sep trigger mesh kill mpi \
 	osc pingpong \
 	pingpong_msg; do

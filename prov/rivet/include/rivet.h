@@ -592,12 +592,18 @@ int rivet_wait_remaining(uint64_t deadline);
  * blocking waits call through it, and so does the endpoint's own
  * FI_PROGRESS_AUTO thread (rivet_rdm_thread.c).
  */
+struct rivet_cq;
 struct rivet_progress_src {
 	/* data progress: returns the work completions it handled */
 	int (*progress)(struct rivet_progress_src *src);
 	/* control progress (rdma_cm) before a sleep: the data path looks
 	 * at it only now and then */
 	void (*progress_cm)(struct rivet_progress_src *src);
+	/* optional: fi_cq_readfrom of a CQ that this source alone feeds,
+	 * neither locked (rivet_cq_fast_update says when), with its progress
+	 * inline; NULL: the general read */
+	ssize_t (*read)(struct rivet_progress_src *src, struct rivet_cq *cq,
+			void *buf, size_t count, fi_addr_t *src_addr);
 };
 
 /*
@@ -822,6 +828,10 @@ struct rivet_cq {
 	void *dbuf;
 	fi_addr_t *dsrc;
 	size_t dn, dmax;
+	/* the one source that feeds this CQ when it has a read of its own
+	 * and neither the CQ nor its set of sources is locked
+	 * (rivet_cq_fast_update); fi_cq_readfrom goes straight to it */
+	struct rivet_progress_src *fast;
 };
 
 int rivet_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
@@ -856,17 +866,23 @@ int rivet_cq_trywait(struct rivet_cq *cq);
 bool rivet_cq_pending(struct rivet_cq *cq);
 const char *rivet_wc_status_str(int status);
 void rivet_cq_need_lock(struct rivet_cq *cq);
+/* cq->fast, after a change of its sources or its lock. */
+void rivet_cq_fast_update(struct rivet_cq *cq);
 /* The progress seam: an endpoint's source, driven by this CQ's reads. */
 static inline int rivet_cq_add_source(struct rivet_cq *cq,
 				      struct rivet_progress_src *src)
 {
-	return rivet_progress_set_add(&cq->srcs, src);
+	int ret = rivet_progress_set_add(&cq->srcs, src);
+
+	rivet_cq_fast_update(cq);
+	return ret;
 }
 
 static inline void rivet_cq_del_source(struct rivet_cq *cq,
 				       struct rivet_progress_src *src)
 {
 	rivet_progress_set_remove(&cq->srcs, src);
+	rivet_cq_fast_update(cq);
 }
 
 /* Completion hooks (cq->lock held) leave work for later: it runs outside
@@ -895,6 +911,14 @@ int rivet_cq_grow_locked(struct rivet_cq *cq);
 ssize_t rivet_cq_read(struct fid_cq *cq_fid, void *buf, size_t count);
 ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			  fi_addr_t *src_addr);
+/* A source's read (rivet_progress_src.read) after its progress wrote
+ * cq->dn entries into buf, with cq->dbuf reset: the rest of
+ * fi_cq_readfrom (deferred hooks, errors, the ring). */
+ssize_t rivet_cq_read_rest(struct rivet_cq *cq, void *buf, size_t count,
+			   fi_addr_t *src_addr);
+/* The general fi_cq_readfrom, which a source's read falls back to. */
+ssize_t rivet_cq_readfrom_any(struct rivet_cq *cq, void *buf, size_t count,
+			      fi_addr_t *src_addr);
 unsigned int rivet_cq_ack_events(struct rivet_cq *cq);
 ssize_t rivet_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
 		       const void *cond, int timeout);

@@ -216,8 +216,9 @@ struct rivet_match_msg *rivet_match_msg_find_indexed(struct rivet_match *m,
  * (FI_ADDR_NOTAVAIL: unknown) with tag matches, or NULL; it stays posted
  * until removed. */
 
-/* Files r in s's table (allocated), as the newest of its key. */
-static inline void rivet_match_recv_file(struct rivet_match_shape *s,
+/* Links r into s's table (allocated), as the newest of its key; true
+ * when it heads a new ring (the table may have to grow). */
+static inline bool rivet_match_recv_link(struct rivet_match_shape *s,
 					 struct rivet_match_recv *r)
 {
 	uint64_t keep = s->keep, mtag = r->tag & keep;
@@ -225,18 +226,25 @@ static inline void rivet_match_recv_file(struct rivet_match_shape *s,
 							 r->addr), *l;
 
 	r->shape = s;
+	s->count++;
 	for (l = *pp; l; l = l->cnext) {
 		const struct rivet_match_recv *h =
 			(const struct rivet_match_recv *)l;
 
 		if (h->addr == r->addr && !((h->tag ^ mtag) & keep)) {
 			rivet_match_ring_add(l, &r->link);
-			s->count++;
-			return;
+			return false;
 		}
 	}
 	rivet_match_ring_new(pp, &r->link);
-	if (++s->count > s->tbl.nchains)
+	return true;
+}
+
+/* Files r in s's table (allocated), as the newest of its key. */
+static inline void rivet_match_recv_file(struct rivet_match_shape *s,
+					 struct rivet_match_recv *r)
+{
+	if (rivet_match_recv_link(s, r) && s->count > s->tbl.nchains)
 		rivet_match_posted_grow(s);
 }
 
@@ -258,6 +266,33 @@ static inline void rivet_match_recv_insert(struct rivet_match *m,
 		return;
 	}
 	rivet_match_recv_insert_slow(m, r);
+}
+
+/* Whether rivet_match_recv_insert_fast may file a receive of addr and
+ * ignore: the side's hint shape is its shape, and its table has room
+ * (no call: neither the slow insert nor a growth). */
+static inline bool rivet_match_recv_insert_can(const struct rivet_match *m,
+					       fi_addr_t addr, uint64_t ignore)
+{
+	const struct rivet_match_shape *s = m->posted.hint;
+
+	return m->posted_indexed && s->keep == ~ignore &&
+	       s->any == (addr == FI_ADDR_UNSPEC) &&
+	       s->count < s->tbl.nchains;
+}
+
+/* rivet_match_recv_insert where rivet_match_recv_insert_can said so. */
+static inline void rivet_match_recv_insert_fast(struct rivet_match *m,
+						struct rivet_match_recv *r,
+						fi_addr_t addr, uint64_t tag,
+						uint64_t ignore)
+{
+	r->seq = m->seq++;
+	r->addr = addr;
+	r->tag = tag;
+	r->ignore = ignore;
+	m->nposted++;
+	rivet_match_recv_link(m->posted.hint, r);
 }
 
 static inline void rivet_match_recv_remove(struct rivet_match *m,

@@ -719,6 +719,8 @@ void rivet_rdm_ep_addr_removed(struct rivet_av_listener *l, fi_addr_t addr);
  * SRQ refill; the CM channel alone (before a sleep). */
 int rivet_rdm_ep_progress(struct rivet_progress_src *src);
 void rivet_rdm_ep_progress_cm(struct rivet_progress_src *src);
+ssize_t rivet_rdm_ep_read(struct rivet_progress_src *src, struct rivet_cq *cq,
+			  void *buf, size_t count, fi_addr_t *src_addr);
 
 /* rivet_rdm_sep.c: scalable endpoints (fi_scalable_ep).  A transmit or
  * receive context is an RDM endpoint of its own (its QPs, SRQ and CQ)

@@ -4,43 +4,7 @@
  * into the ring or the error FIFO, or straight into the buffer of an
  * fi_cq_read that waits for them) and fi_cq_read / fi_cq_readfrom.
  */
-#include "rivet.h"
-
-/* Entry i of buf, in the CQ's format, from a completion's fields; each
- * fi_cq_*_entry format is a prefix of the next one. */
-static inline __attribute__((always_inline)) void
-rivet_cq_out(enum fi_cq_format format, void *buf, size_t i, void *op_context,
-	     uint64_t flags, size_t len, void *b, uint64_t data, uint64_t tag)
-{
-	struct fi_cq_tagged_entry *t;
-	struct fi_cq_data_entry *d;
-	struct fi_cq_msg_entry *m;
-
-	switch (format) {
-	case FI_CQ_FORMAT_TAGGED:
-		t = (struct fi_cq_tagged_entry *)buf + i;
-		t->tag = tag;
-		d = (struct fi_cq_data_entry *)t;
-		break;
-	case FI_CQ_FORMAT_DATA:
-		d = (struct fi_cq_data_entry *)buf + i;
-		break;
-	case FI_CQ_FORMAT_MSG:
-		m = (struct fi_cq_msg_entry *)buf + i;
-		m->op_context = op_context;
-		m->flags = flags;
-		m->len = len;
-		return;
-	default:
-		((struct fi_cq_entry *)buf)[i].op_context = op_context;
-		return;
-	}
-	d->op_context = op_context;
-	d->flags = flags;
-	d->len = len;
-	d->buf = b;
-	d->data = data;
-}
+#include "rivet_cq_out.h"
 
 static void rivet_cq_entry_write(enum fi_cq_format format,
 				 const struct rivet_cq_entry *e, void *buf,
@@ -68,28 +32,24 @@ static ssize_t rivet_cq_pop_locked(struct rivet_cq *cq, void *buf,
 	return (ssize_t)n;
 }
 
-/* Into the buffer of a reader that waits, when nothing is before it in
- * the ring (under cq->lock); false when no reader takes it. */
-static inline __attribute__((always_inline)) bool
-rivet_cq_direct(struct rivet_cq *cq, void *op_context, uint64_t flags,
-		size_t len, void *buf, uint64_t data, uint64_t tag,
-		fi_addr_t src)
-{
-	if (!cq->dbuf || cq->dn >= cq->dmax || cq->count)
-		return false;
-	rivet_cq_out(cq->attr.format, cq->dbuf, cq->dn, op_context, flags, len,
-		     buf, data, tag);
-	if (cq->dsrc)
-		cq->dsrc[cq->dn] = src;
-	cq->dn++;
-	return true;
-}
-
 /* A thread of ours is about to write into cq (an endpoint's progress
  * thread): its lock cannot stay off, whatever the threading level. */
 void rivet_cq_need_lock(struct rivet_cq *cq)
 {
 	cq->lock.on = true;
+	rivet_cq_fast_update(cq);
+}
+
+/* A read goes straight to the source's own when that source alone feeds
+ * the CQ and nothing is locked (FI_THREAD_DOMAIN without a progress
+ * thread: the application serializes the calls); MSG endpoints and
+ * hidden CQs are looked at on each read. */
+void rivet_cq_fast_update(struct rivet_cq *cq)
+{
+	struct rivet_progress_set *set = &cq->srcs;
+
+	cq->fast = !cq->lock.on && !set->locking && set->n == 1 &&
+		   set->srcs[0]->read ? set->srcs[0] : NULL;
 }
 
 void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e)
@@ -156,10 +116,9 @@ void rivet_cq_write_ok(struct rivet_cq *cq, void *op_context, uint64_t flags,
 }
 
 /* Errors are reported first: while one waits, reads give -FI_EAVAIL. */
-ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf,
-				 size_t count, fi_addr_t *src_addr)
+ssize_t rivet_cq_readfrom_any(struct rivet_cq *cq, void *buf, size_t count,
+			      fi_addr_t *src_addr)
 {
-	struct rivet_cq *cq = to_rcq(cq_fid);
 	bool direct;
 	ssize_t ret;
 
@@ -209,6 +168,38 @@ out:
 	if (count)
 		rivet_domain_polled(cq->domain, ret != -FI_EAGAIN);
 	return ret;
+}
+
+ssize_t rivet_cq_read_rest(struct rivet_cq *cq, void *buf, size_t count,
+			   fi_addr_t *src_addr)
+{
+	size_t dn = cq->dn;
+	ssize_t ret;
+
+	if (rivet_cq_has_deferred(cq))
+		rivet_cq_run_deferred(cq);
+	if (dn)
+		ret = (ssize_t)dn;
+	else if (cq->errs_count)
+		ret = -FI_EAVAIL;
+	else if (!cq->count)
+		ret = -FI_EAGAIN;
+	else
+		ret = rivet_cq_pop_locked(cq, buf, count, src_addr);
+	rivet_domain_polled(cq->domain, ret != -FI_EAGAIN);
+	return ret;
+}
+
+ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+			  fi_addr_t *src_addr)
+{
+	struct rivet_cq *cq = to_rcq(cq_fid);
+	struct rivet_progress_src *fast = cq->fast;
+
+	if (fast && count && !cq->hidden &&
+	    !atomic_load_explicit(&cq->msg_eps, memory_order_relaxed))
+		return fast->read(fast, cq, buf, count, src_addr);
+	return rivet_cq_readfrom_any(cq, buf, count, src_addr);
 }
 
 ssize_t rivet_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)

@@ -732,6 +732,7 @@ int rivet_rdm_ep_alloc(struct rivet_domain *dom, struct fi_info *info,
 	ep->psrc = (struct rivet_progress_src) {
 		.progress = rivet_rdm_ep_progress,
 		.progress_cm = rivet_rdm_ep_progress_cm,
+		.read = rivet_rdm_ep_read,
 	};
 	ep->av_listener.removed = rivet_rdm_ep_addr_removed;
 	if (rivet_tclass_tos(rivet_info_tclass(info), &ep->tos)) {

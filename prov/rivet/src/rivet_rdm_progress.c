@@ -6,6 +6,7 @@
  * refill, and the completions it hands to the application's CQs and
  * counters.  It is the endpoint's progress source (rivet_rdm_ep_progress).
  */
+#include "rivet_cq_out.h"
 #include "rivet_iov.h"
 #include "rivet_rdm.h"
 
@@ -150,7 +151,7 @@ rivet_rx_take_whole(struct rivet_rdm_ep *ep, struct rivet_match *m,
 		rivet_rx_take_trunc(ep, rx, src, hdr, n);
 	} else {
 		if (rx->report)
-			rivet_cq_write_ok(ep->rx_cq, rx->context,
+			rivet_cq_write_ok_inl(ep->rx_cq, rx->context,
 					  rx->cq_flags |
 					  (cq_data ? FI_REMOTE_CQ_DATA : 0),
 					  n, rx->iov[0].iov_base,
@@ -386,13 +387,12 @@ rivet_rdm_wc(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 /* Deferred reads and FINs of every connection, while there are any (a
  * pass over all connections on every progress call would cost a busy
  * poller with many peers). */
-static void rivet_rdm_retry_all(struct rivet_rdm_ep *ep)
+static __attribute__((noinline)) void
+rivet_rdm_retry_all(struct rivet_rdm_ep *ep)
 {
 	bool left = false;
 	size_t i;
 
-	if (!ep->any_deferred)
-		return;
 	for (i = 0; i < ep->nconns; i++) {
 		if (ep->conns[i]->deferred)
 			rivet_rndv_retry_deferred(ep->conns[i]);
@@ -443,7 +443,8 @@ rivet_rdm_progress_pass(struct rivet_rdm_ep *ep)
 		rivet_rdm_progress_cm(ep);
 		rivet_conn_probe_all(ep);
 	}
-	rivet_rdm_retry_all(ep);
+	if (ep->any_deferred)
+		rivet_rdm_retry_all(ep);
 	return total;
 }
 
@@ -473,4 +474,31 @@ int rivet_rdm_ep_progress(struct rivet_progress_src *src)
 	ret = ep->enabled ? rivet_rdm_progress_pass(ep) : 0;
 	rivet_rdm_unlock(ep);
 	return ret;
+}
+
+/* fi_cq_readfrom of a CQ that this endpoint alone feeds, with no lock
+ * (cq->fast): the general read's work (rivet_cq_readfrom_any), the
+ * progress pass inline and the completions it finds written straight
+ * into buf. */
+ssize_t rivet_rdm_ep_read(struct rivet_progress_src *src, struct rivet_cq *cq,
+			  void *buf, size_t count, fi_addr_t *src_addr)
+{
+	struct rivet_rdm_ep *ep = container_of(src, struct rivet_rdm_ep, psrc);
+	size_t dn;
+
+	if (__builtin_expect(ep->locking || !ep->enabled || cq->count ||
+			     cq->errs_count || cq->dbuf, 0))
+		return rivet_cq_readfrom_any(cq, buf, count, src_addr);
+	cq->dbuf = buf;
+	cq->dsrc = src_addr;
+	cq->dn = 0;
+	cq->dmax = count;
+	rivet_rdm_progress_pass(ep);
+	cq->dbuf = NULL;
+	rivet_trig_poll(cq->domain);	/* counters it moved */
+	dn = cq->dn;
+	if (__builtin_expect(!dn || rivet_cq_has_deferred(cq), 0))
+		return rivet_cq_read_rest(cq, buf, count, src_addr);
+	rivet_domain_polled(cq->domain, true);
+	return (ssize_t)dn;
 }

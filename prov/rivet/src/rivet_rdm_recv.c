@@ -344,13 +344,38 @@ rivet_rdm_rx_post_any(struct rivet_rdm_rxq *q, struct rivet_rx_op *rx)
 	rivet_rdm_rx_post(q, rx);
 }
 
-/* fi_trecv of one buffer on an endpoint of its own queue, whose op_flags
- * hold nothing that changes a receive (rivet_rdm_trecv looks): what
- * rivet_rdm_recv does, without the request and its iov array, and
- * filed at once when no message waits. */
-ssize_t rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len,
-			 void *desc, fi_addr_t src, uint64_t tag,
-			 uint64_t ignore, void *context)
+/* A one-buffer receive's op, taken off the free list (rivet_rdm_trecv1
+ * and its fast path). */
+static inline __attribute__((always_inline)) void
+rivet_rdm_rx_fill1(struct rivet_rdm_ep *ep, struct rivet_rdm_rxq *q,
+		   struct rivet_rx_op *rx, void *buf, size_t len, void *desc,
+		   fi_addr_t addr, uint64_t tag, uint64_t ignore,
+		   void *context)
+{
+	q->rx_free = rx->next;
+	q->rx_ops_used++;
+	rx->next = NULL;
+	rx->offset = rx->inflight = 0;
+	rx->released = rx->posted = false;
+	rx->multi = false;
+	rx->context = context;
+	rx->op_flags = ep->rx_op_flags;
+	rx->cq_flags = FI_RECV | FI_TAGGED;
+	rx->addr = addr;
+	rx->tag = tag;
+	rx->ignore = ignore;
+	rx->count = 1;
+	rx->iov[0] = (struct iovec) { .iov_base = buf, .iov_len = len };
+	rx->desc[0] = desc;
+	rx->len = len;
+	rx->report = !q->rx_selective || (ep->rx_op_flags & FI_COMPLETION);
+}
+
+/* rivet_rdm_trecv1 in every case (its fast path's fallback). */
+static __attribute__((noinline)) ssize_t
+rivet_rdm_trecv1_any(struct rivet_rdm_ep *ep, void *buf, size_t len,
+		     void *desc, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		     void *context)
 {
 	struct rivet_rdm_rxq *q = ep->rxq;
 	struct rivet_rx_op *rx;
@@ -377,23 +402,9 @@ ssize_t rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len,
 		ret = -FI_ENOMEM;
 		goto out;
 	}
-	q->rx_free = rx->next;
-	q->rx_ops_used++;
-	rx->next = NULL;
-	rx->offset = rx->inflight = 0;
-	rx->released = rx->posted = false;
-	rx->multi = false;
-	rx->context = context;
-	rx->op_flags = ep->rx_op_flags;
-	rx->cq_flags = FI_RECV | FI_TAGGED;
-	rx->addr = q->directed ? src : FI_ADDR_UNSPEC;
-	rx->tag = tag;
-	rx->ignore = ignore;
-	rx->count = 1;
-	rx->iov[0] = (struct iovec) { .iov_base = buf, .iov_len = len };
-	rx->desc[0] = desc;
-	rx->len = len;
-	rx->report = !q->rx_selective || (ep->rx_op_flags & FI_COMPLETION);
+	rivet_rdm_rx_fill1(ep, q, rx, buf, len, desc,
+			   q->directed ? src : FI_ADDR_UNSPEC, tag, ignore,
+			   context);
 	if (q->match_tag.msgs) {	/* messages wait: the general post */
 		rivet_rdm_rx_post_any(q, rx);
 		goto out;
@@ -404,6 +415,35 @@ ssize_t rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len,
 out:
 	rivet_rdm_unlock(ep);
 	return ret;
+}
+
+/* fi_trecv of one buffer on an endpoint of its own queue, whose op_flags
+ * hold nothing that changes a receive (rivet_rdm_trecv looks): what
+ * rivet_rdm_recv does, without the request and its iov array, and
+ * filed at once when no message waits.  The common case makes no call
+ * (no lock, a free op, no message waiting, the receive's shape the
+ * hint's, room in its table); rivet_rdm_trecv1_any takes the rest. */
+ssize_t rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len,
+			 void *desc, fi_addr_t src, uint64_t tag,
+			 uint64_t ignore, void *context)
+{
+	struct rivet_rdm_rxq *q = ep->rxq;
+	struct rivet_rx_op *rx = q->rx_free;
+	fi_addr_t addr = q->directed ? src : FI_ADDR_UNSPEC;
+
+	if (__builtin_expect(ep->locking || !ep->enabled || q->unresolved ||
+			     !rx || q->rx_ops_used >= q->rx_size ||
+			     q->match_tag.msgs || (len && !buf) ||
+			     !rivet_match_recv_insert_can(&q->match_tag, addr,
+							  ignore), 0))
+		return rivet_rdm_trecv1_any(ep, buf, len, desc, src, tag,
+					    ignore, context);
+	rivet_rdm_rx_fill1(ep, q, rx, buf, len, desc, addr, tag, ignore,
+			   context);
+	rx->posted = true;
+	rivet_match_recv_insert_fast(&q->match_tag, &rx->me, addr, tag,
+				     ignore);
+	return 0;
 }
 
 /* ---- fi_cancel ---- */

@@ -244,6 +244,7 @@ int rivet_rdm_ctx_open(struct rivet_domain *dom, struct fi_info *info,
 	if (rx)		/* it sends answers only, from its control slots */
 		ep->tx_size = RIVET_MIN(ep->tx_size, RIVET_SEP_RX_TX_SIZE);
 	ep->psrc.progress = rivet_sep_ctx_progress;
+	ep->psrc.read = NULL;	/* its reads go through rivet_sep_ctx_progress */
 	ep->name = *name;
 	ep->ep_fid.fid.fclass = rx ? FI_CLASS_RX_CTX : FI_CLASS_TX_CTX;
 	if (rx) {
