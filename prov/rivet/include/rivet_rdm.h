@@ -115,6 +115,10 @@ struct rivet_conn {
 	struct ibv_send_wr inj_send;
 	struct ibv_sge inj_sge[2];
 	struct rivet_wire_hdr inj_hdr;
+	/* right after the header: a payload of up to its size is copied
+	 * here and goes in one piece with it (one copy in the device's
+	 * inline path instead of two) */
+	uint8_t inj_tail[16];
 	struct rivet_inj_wr drain_wr;	/* RIVET_WR_DRAIN's wr_id */
 	uint64_t drained_ms;		/* a failed one's QP is drained: when */
 	bool flushing;			/* rivet_conn_flush is running */

@@ -49,6 +49,10 @@ static int rivet_conn_alloc(struct rivet_rdm_ep *ep, struct rivet_conn **c_p)
 	conn->inj_hdr = (struct rivet_wire_hdr) {
 		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_EAGER,
 	};
+	_Static_assert(offsetof(struct rivet_conn, inj_tail) ==
+		       offsetof(struct rivet_conn, inj_hdr) +
+		       sizeof(struct rivet_wire_hdr),
+		       "an inject's small payload follows its header");
 	conn->inj_sge[0] = (struct ibv_sge) {
 		.addr = (uintptr_t)&conn->inj_hdr,
 		.length = sizeof(conn->inj_hdr),

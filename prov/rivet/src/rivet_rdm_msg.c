@@ -117,11 +117,18 @@ rivet_rdm_inject_direct(struct rivet_rdm_ep *ep, const void *buf, size_t len,
 	hdr->tag = tag;
 	hdr->data = data;
 	hdr->len = len;
-	conn->inj_sge[1].addr = (uintptr_t)buf;
-	conn->inj_sge[1].length = (uint32_t)len;
 	wr = &conn->inj_send;
+	if (len <= sizeof(conn->inj_tail)) {	/* one piece */
+		rivet_copy_small(conn->inj_tail, buf, len);
+		conn->inj_sge[0].length = (uint32_t)(sizeof(*hdr) + len);
+		wr->num_sge = 1;
+	} else {
+		conn->inj_sge[0].length = sizeof(*hdr);
+		conn->inj_sge[1].addr = (uintptr_t)buf;
+		conn->inj_sge[1].length = (uint32_t)len;
+		wr->num_sge = 2;
+	}
 	wr->wr_id = (uintptr_t)&conn->inj_wr[tagged];
-	wr->num_sge = len ? 2 : 1;
 	wr->send_flags = IBV_SEND_INLINE;
 	if (conn->inj_seq + 1 == ep->inj_signal)
 		wr->send_flags |= IBV_SEND_SIGNALED;
