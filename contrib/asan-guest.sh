@@ -22,7 +22,7 @@ r=$?
 # the MPI steps without leak checks: a check at the exit of every rank,
 # orted and mpirun takes minutes under TCG
 export ASAN_OPTIONS="detect_leaks=0:$asan"
-bash fabtests/run_rdm_tests.sh -o "$rep/mpi" -x rdm -x rdm_auto -x rdm_rma \
+bash fabtests/run_rdm_tests.sh -o "$rep/mpi" -x rdm -x rdm_auto -x rdm_domain -x rdm_rma \
 	-x atomic -x native -x offset -x multi -x mrcache -x mesh -x kill \
 	-x pingpong rivet
 r=$((r | $?))
