@@ -657,9 +657,13 @@ void rivet_rdm_srx_ops_init(void);
 
 /* rivet_rdm_recv.c: receives, peek/claim/discard and cancel, on an
  * endpoint's receive side or a shared receive context's */
-ssize_t rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len,
-			 void *desc, fi_addr_t src, uint64_t tag,
-			 uint64_t ignore, void *context);
+ssize_t rivet_rdm_trecv(struct fid_ep *fid, void *buf, size_t len, void *desc,
+			fi_addr_t src, uint64_t tag, uint64_t ignore,
+			void *context);
+/* rivet_rdm_msg.c: fi_trecv beyond the one-buffer path */
+ssize_t rivet_rdm_trecv_any(struct fid_ep *fid, void *buf, size_t len,
+			    void *desc, fi_addr_t src, uint64_t tag,
+			    uint64_t ignore, void *context);
 ssize_t rivet_rdm_recv(struct rivet_rdm_ep *ep,
 		       const struct rivet_rdm_req *req);
 ssize_t rivet_rdm_cancel(struct rivet_rdm_ep *ep, void *context);

@@ -368,7 +368,8 @@ static ssize_t rivet_rdm_trecvv(struct fid_ep *fid, const struct iovec *iov,
 	return rivet_rdm_trecvmsg(fid, &msg, rivet_rdm_rx_flags(fid));
 }
 
-static __attribute__((noinline)) ssize_t
+/* fi_trecv beyond rivet_rdm_trecv's one-buffer path. */
+__attribute__((noinline)) ssize_t
 rivet_rdm_trecv_any(struct fid_ep *fid, void *buf, size_t len, void *desc,
 		    fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
 {
@@ -376,21 +377,6 @@ rivet_rdm_trecv_any(struct fid_ep *fid, void *buf, size_t len, void *desc,
 
 	return rivet_rdm_trecvv(fid, &iov, &desc, 1, src, tag, ignore,
 				context);
-}
-
-static ssize_t rivet_rdm_trecv(struct fid_ep *fid, void *buf, size_t len,
-			       void *desc, fi_addr_t src, uint64_t tag,
-			       uint64_t ignore, void *context)
-{
-	/* an endpoint's own receive, of no special kind: straight to it
-	 * (both calls are tail calls) */
-	if (fid->fid.fclass == FI_CLASS_EP && !to_rrdm(fid)->srx &&
-	    !(to_rrdm(fid)->rx_op_flags &
-	      (FI_TRIGGER | FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD)))
-		return rivet_rdm_trecv1(to_rrdm(fid), buf, len, desc, src, tag,
-					ignore, context);
-	return rivet_rdm_trecv_any(fid, buf, len, desc, src, tag, ignore,
-				   context);
 }
 
 static ssize_t rivet_rdm_tsendmsg(struct fid_ep *fid,

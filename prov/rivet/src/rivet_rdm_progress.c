@@ -401,6 +401,27 @@ rivet_rdm_retry_all(struct rivet_rdm_ep *ep)
 	ep->any_deferred = left;
 }
 
+/* The polls after a pass's first one found a full batch: up to
+ * RIVET_RDM_POLL_ROUNDS in all, while they come back full. */
+static __attribute__((noinline)) int
+rivet_rdm_poll_more(struct rivet_rdm_ep *ep)
+{
+	struct ibv_wc wcs[RIVET_RDM_POLL_BATCH];
+	int n, i, round, total = 0;
+
+	for (round = 1; round < RIVET_RDM_POLL_ROUNDS; round++) {
+		n = ibv_poll_cq(ep->ibv_cq, RIVET_RDM_POLL_BATCH, wcs);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			rivet_rdm_wc(ep, &wcs[i]);
+		total += n;
+		if (n < RIVET_RDM_POLL_BATCH)
+			break;
+	}
+	return total;
+}
+
 void rivet_rdm_progress_cm(struct rivet_rdm_ep *ep)
 {
 	struct rdma_cm_event *cm;
@@ -418,7 +439,7 @@ rivet_rdm_progress_pass(struct rivet_rdm_ep *ep)
 {
 	struct ibv_wc wcs[RIVET_RDM_POLL_BATCH];
 	unsigned int before = ep->progress_passes;
-	int n, i, round, total = 0;
+	int n, i, total;
 
 	/* rdma_get_cm_event is a system call even when nothing is pending,
 	 * and a busy-polling application makes thousands of passes per
@@ -428,16 +449,12 @@ rivet_rdm_progress_pass(struct rivet_rdm_ep *ep)
 	 * (a peer's connection request, a disconnect: an endpoint that
 	 * waits, sleeping between its polls, must accept a peer's new
 	 * connection within some 64 polls, not thousands). */
-	for (round = 0; round < RIVET_RDM_POLL_ROUNDS; round++) {
-		n = ibv_poll_cq(ep->ibv_cq, RIVET_RDM_POLL_BATCH, wcs);
-		if (n <= 0)
-			break;
-		for (i = 0; i < n; i++)
-			rivet_rdm_wc(ep, &wcs[i]);
-		total += n;
-		if (n < RIVET_RDM_POLL_BATCH)
-			break;
-	}
+	n = ibv_poll_cq(ep->ibv_cq, RIVET_RDM_POLL_BATCH, wcs);
+	for (i = 0; i < n; i++)
+		rivet_rdm_wc(ep, &wcs[i]);
+	total = n > 0 ? n : 0;
+	if (__builtin_expect(n == RIVET_RDM_POLL_BATCH, 0))
+		total += rivet_rdm_poll_more(ep);
 	ep->progress_passes = before + (total ? 1 : 16);
 	if ((before ^ ep->progress_passes) & (ep->nconnecting ? ~3u : ~1023u)) {
 		rivet_rdm_progress_cm(ep);

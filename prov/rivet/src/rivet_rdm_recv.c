@@ -423,9 +423,9 @@ out:
  * filed at once when no message waits.  The common case makes no call
  * (no lock, a free op, no message waiting, the receive's shape the
  * hint's, room in its table); rivet_rdm_trecv1_any takes the rest. */
-ssize_t rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len,
-			 void *desc, fi_addr_t src, uint64_t tag,
-			 uint64_t ignore, void *context)
+static inline __attribute__((always_inline)) ssize_t
+rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len, void *desc,
+		 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
 {
 	struct rivet_rdm_rxq *q = ep->rxq;
 	struct rivet_rx_op *rx = q->rx_free;
@@ -444,6 +444,24 @@ ssize_t rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len,
 	rivet_match_recv_insert_fast(&q->match_tag, &rx->me, addr, tag,
 				     ignore);
 	return 0;
+}
+
+/* fi_trecv: an endpoint's own receive, of no special kind, takes the
+ * one-buffer path (inline); the rest rivet_rdm_trecv_any (a tail
+ * call). */
+ssize_t rivet_rdm_trecv(struct fid_ep *fid, void *buf, size_t len, void *desc,
+			fi_addr_t src, uint64_t tag, uint64_t ignore,
+			void *context)
+{
+	struct rivet_rdm_ep *ep = to_rrdm(fid);
+
+	if (fid->fid.fclass == FI_CLASS_EP && !ep->srx &&
+	    !(ep->rx_op_flags &
+	      (FI_TRIGGER | FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD)))
+		return rivet_rdm_trecv1(ep, buf, len, desc, src, tag, ignore,
+					context);
+	return rivet_rdm_trecv_any(fid, buf, len, desc, src, tag, ignore,
+				   context);
 }
 
 /* ---- fi_cancel ---- */
