@@ -214,26 +214,24 @@ step_rdm() {
 		-S "$sizes" -I "$iters" ${maxsz:+-M "$maxsz"} "$addr"
 }
 
-# Every case again with FI_PROGRESS_AUTO asked for (sizes up to 1 MiB):
-# rdm_auto_progress checks that the provider progresses by itself.
-step_rdm_auto() {
+# rdm_again NAME FLAG: every fi_rivet_rdm case again (sizes up to 1 MiB)
+# with FLAG given to both sides, as step NAME.
+rdm_again() {
 	port=$((port + 2))
-	run_pair fi_rivet_rdm_auto fi_rivet_rdm $((port + 1000)) -- \
-		-p "$prov" -e rdm -A -s "$addr" -B "$port" -S all -M 1m \
-		-I "$iters" -- -p "$prov" -e rdm -A -s "$caddr" -P "$port" \
+	run_pair "$1" fi_rivet_rdm $((port + 1000)) -- \
+		-p "$prov" -e rdm "$2" -s "$addr" -B "$port" -S all -M 1m \
+		-I "$iters" -- -p "$prov" -e rdm "$2" -s "$caddr" -P "$port" \
 		-S all -M 1m -I "$iters" "$addr"
 }
 
-# Every case again with FI_THREAD_DOMAIN asked for (sizes up to 1 MiB):
-# the provider's unlocked paths (no endpoint or CQ lock: fi_cq_read going
-# straight to the endpoint's own read, docs/performance.md).
-step_rdm_domain() {
-	port=$((port + 2))
-	run_pair fi_rivet_rdm_domain fi_rivet_rdm $((port + 1000)) -- \
-		-p "$prov" -e rdm -D -s "$addr" -B "$port" -S all -M 1m \
-		-I "$iters" -- -p "$prov" -e rdm -D -s "$caddr" -P "$port" \
-		-S all -M 1m -I "$iters" "$addr"
-}
+# FI_PROGRESS_AUTO asked for: rdm_auto_progress checks that the provider
+# progresses by itself.
+step_rdm_auto() { rdm_again fi_rivet_rdm_auto -A; }
+
+# FI_THREAD_DOMAIN asked for: the provider's unlocked paths (no endpoint
+# or CQ lock: fi_cq_read going straight to the endpoint's own read,
+# docs/performance.md).
+step_rdm_domain() { rdm_again fi_rivet_rdm_domain -D; }
 
 step_rdm_rma() {
 	port=$((port + 2))

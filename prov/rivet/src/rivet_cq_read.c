@@ -32,6 +32,18 @@ static ssize_t rivet_cq_pop_locked(struct rivet_cq *cq, void *buf,
 	return (ssize_t)n;
 }
 
+/* What the ring gives a read of count (> 0) entries: an error waits
+ * (-FI_EAVAIL), nothing (-FI_EAGAIN), or the entries popped. */
+static ssize_t rivet_cq_take(struct rivet_cq *cq, void *buf, size_t count,
+			     fi_addr_t *src_addr)
+{
+	if (cq->errs_count)
+		return -FI_EAVAIL;
+	if (!cq->count)
+		return -FI_EAGAIN;
+	return rivet_cq_pop_locked(cq, buf, count, src_addr);
+}
+
 /* A thread of ours is about to write into cq (an endpoint's progress
  * thread): its lock cannot stay off, whatever the threading level. */
 void rivet_cq_need_lock(struct rivet_cq *cq)
@@ -158,12 +170,8 @@ ssize_t rivet_cq_readfrom_any(struct rivet_cq *cq, void *buf, size_t count,
 		goto out;
 	if (!count)
 		ret = -FI_EAGAIN;	/* a progress-only call */
-	else if (cq->errs_count)
-		ret = -FI_EAVAIL;
-	else if (!cq->count)
-		ret = -FI_EAGAIN;
 	else
-		ret = rivet_cq_pop_locked(cq, buf, count, src_addr);
+		ret = rivet_cq_take(cq, buf, count, src_addr);
 out:
 	rivet_lock_release(&cq->lock);
 	if (count)
@@ -179,14 +187,7 @@ ssize_t rivet_cq_read_rest(struct rivet_cq *cq, void *buf, size_t count,
 
 	if (rivet_cq_has_deferred(cq))
 		rivet_cq_run_deferred(cq);
-	if (dn)
-		ret = (ssize_t)dn;
-	else if (cq->errs_count)
-		ret = -FI_EAVAIL;
-	else if (!cq->count)
-		ret = -FI_EAGAIN;
-	else
-		ret = rivet_cq_pop_locked(cq, buf, count, src_addr);
+	ret = dn ? (ssize_t)dn : rivet_cq_take(cq, buf, count, src_addr);
 	rivet_domain_polled(cq->domain, ret != -FI_EAGAIN);
 	return ret;
 }
