@@ -771,6 +771,7 @@ static const struct rdm_case g_cases[] = {
 	{ rdm_sizes_msg, rdm_sizes_msg, 0 },
 	{ rdm_sizes_tagged, rdm_sizes_tagged, 0 },
 	{ rdm_pingpong, rdm_pingpong, 0 },
+	{ rdm_solo_server, rdm_solo_client, 7 },
 	{ rdm_ignore_server, rdm_ignore_client, 1 },
 	{ rdm_directed_server, rdm_directed_client, 3 },
 	{ rdm_cqdata_server, rdm_cqdata_client, 0 },

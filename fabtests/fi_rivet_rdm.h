@@ -18,7 +18,7 @@
 #define RDM_TAG(c, x) (((uint64_t)(c) << 40) | (x))
 enum { T_SIZES = 1, T_PINGPONG, T_IGNORE, T_DIRECTED, T_CQDATA, T_INJECT,
 	T_DC, T_AUTO, T_ORDER, T_STORM, T_PEEK, T_TRUNC, T_CANCEL, T_BAD,
-	T_FENCE, T_CQORDER };
+	T_FENCE, T_CQORDER, T_SOLO };
 
 struct rdm_state {
 	struct ft_fab fab;
@@ -53,6 +53,10 @@ int rdm_sync(void);
 /* fi_rivet_rdm_cq.c */
 void rdm_cqorder_server(void);
 void rdm_cqorder_client(void);
+
+/* fi_rivet_rdm_solo.c */
+void rdm_solo_server(void);
+void rdm_solo_client(void);
 
 /* fi_rivet_rdm_cases.c */
 void rdm_order_server(void);

@@ -270,6 +270,12 @@ struct rivet_unexp {
  */
 struct rivet_rdm_rxq {
 	struct rivet_match match_msg, match_tag;
+	/* The one tagged receive posted, when it is the only one: kept out
+	 * of match_tag (which is then empty of receives), so that the
+	 * common case, a ping-pong's single receive, neither files nor
+	 * looks up (fi_trecv's one-buffer path sets it; every other path
+	 * files it first with rivet_rdm_unsolo, keeping posting order) */
+	struct rivet_rx_op *solo;
 	struct rivet_rx_op *rx_free;	/* linked by next */
 	size_t rx_ops_used, rx_size;
 	bool directed;			/* FI_DIRECTED_RECV */
@@ -709,6 +715,14 @@ ssize_t rivet_rdm_recv_on(const struct rivet_rdm_rxside *side,
 			  const struct rivet_rdm_req *req);
 ssize_t rivet_rdm_cancel_on(const struct rivet_rdm_rxside *side,
 			    void *context);
+/* q->solo, if any, filed in q->match_tag (before a path that files or
+ * looks up receives there). */
+void rivet_rdm_unsolo_any(struct rivet_rdm_rxq *q);
+static inline void rivet_rdm_unsolo(struct rivet_rdm_rxq *q)
+{
+	if (q->solo)
+		rivet_rdm_unsolo_any(q);
+}
 /* Returns a receive operation to q's pool. */
 static inline void rivet_rdm_rxq_put(struct rivet_rdm_rxq *q,
 				     struct rivet_rx_op *rx)

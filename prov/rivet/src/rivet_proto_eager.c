@@ -133,6 +133,8 @@ void rivet_rx_arrive(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 {
 	bool tagged = hdr->flags & RIVET_WF_TAGGED;
 
+	if (tagged)
+		rivet_rdm_unsolo(ep->rxq);
 	/* a receive's source is FI_ADDR_UNSPEC without FI_DIRECTED_RECV */
 	rivet_rx_matched(ep, conn, hdr, payload, rts,
 			 rivet_match_recv_find(rivet_rdm_match(ep, tagged),

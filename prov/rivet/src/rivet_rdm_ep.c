@@ -421,6 +421,7 @@ void rivet_rdm_rxq_construct(struct rivet_rdm_rxq *q, size_t rx_size,
 	rivet_match_construct(&q->match_tag);
 	q->match_msg.list_max = g_rivet_params.match_list_max;
 	q->match_tag.list_max = g_rivet_params.match_list_max;
+	q->solo = NULL;
 	q->rx_free = NULL;
 	q->rx_ops_used = 0;
 	q->rx_size = rx_size;
@@ -434,6 +435,7 @@ void rivet_rdm_rxq_destruct(struct rivet_rdm_rxq *q)
 {
 	struct rivet_rx_op *rx;
 
+	rivet_rdm_unsolo(q);
 	rivet_rdm_ep_drain_match(&q->match_msg);
 	rivet_rdm_ep_drain_match(&q->match_tag);
 	while ((rx = q->rx_free)) {

@@ -83,8 +83,11 @@ void rivet_rx_fill_comp(struct rivet_rx_op *rx, struct rivet_conn *conn,
 void rivet_rx_retire(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx)
 {
 	if (rx->posted) {
-		rivet_match_recv_remove(rivet_rdm_match(ep, rx->cq_flags &
-							FI_TAGGED), &rx->me);
+		if (ep->rxq->solo == rx)
+			ep->rxq->solo = NULL;
+		else
+			rivet_match_recv_remove(rivet_rdm_match(ep,
+					rx->cq_flags & FI_TAGGED), &rx->me);
 		rx->posted = false;
 	}
 	rx->released = true;

@@ -136,7 +136,9 @@ static void rivet_rx_take_trunc(struct rivet_rdm_ep *ep,
 
 /* The common arrival, inline: an eager message that a posted receive of
  * one buffer (not FI_MULTI_RECV) takes whole, as rivet_rx_deliver_eager
- * and rivet_rx_retire would, without their calls and copies. */
+ * and rivet_rx_retire would, without their calls and copies; m: the
+ * index it is filed in, NULL for the queue's solo receive (already
+ * taken off). */
 static inline __attribute__((always_inline)) void
 rivet_rx_take_whole(struct rivet_rdm_ep *ep, struct rivet_match *m,
 		    struct rivet_rx_op *rx, fi_addr_t src,
@@ -158,7 +160,8 @@ rivet_rx_take_whole(struct rivet_rdm_ep *ep, struct rivet_match *m,
 					  cq_data ? hdr->data : 0, tag, src);
 		rivet_cntr_inc(ep->recv_cntr);
 	}
-	rivet_match_recv_remove(m, &rx->me);
+	if (m)
+		rivet_match_recv_remove(m, &rx->me);
 	rx->posted = false;
 	rx->released = true;
 	if (!rx->inflight)
@@ -172,11 +175,24 @@ rivet_rx_eager(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	       const struct rivet_wire_hdr *hdr, const void *payload)
 {
 	bool tagged = hdr->flags & RIVET_WF_TAGGED;
-	struct rivet_match *m = rivet_rdm_match(ep, tagged);
+	struct rivet_rx_op *rx = ep->rxq->solo;
 	fi_addr_t src = rivet_conn_src(conn);
 	struct rivet_match_recv *r;
-	struct rivet_rx_op *rx;
+	struct rivet_match *m;
 
+	/* the solo receive: then the only one posted (one buffer, tagged) */
+	if (__builtin_expect(tagged && rx, 1)) {
+		if (__builtin_expect(rivet_match_addr(rx->addr, src) &&
+				     rivet_match_tag(rx->tag, rx->ignore,
+						     hdr->tag), 1)) {
+			ep->rxq->solo = NULL;
+			rivet_rx_take_whole(ep, NULL, rx, src, hdr, payload);
+		} else {
+			rivet_rx_matched(ep, conn, hdr, payload, NULL, NULL);
+		}
+		return;
+	}
+	m = rivet_rdm_match(ep, tagged);
 	/* a receive's source is FI_ADDR_UNSPEC without FI_DIRECTED_RECV */
 	r = rivet_match_recv_find(m, src, tagged ? hdr->tag : 0);
 	rx = container_of(r, struct rivet_rx_op, me);

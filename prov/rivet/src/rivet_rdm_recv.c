@@ -302,6 +302,8 @@ rivet_rdm_recv_side(const struct rivet_rdm_rxside *side,
 		return rivet_rdm_peek(side, req, len);
 	if (side->q->rx_ops_used >= side->q->rx_size)
 		return -FI_EAGAIN;
+	if (req->tagged)
+		rivet_rdm_unsolo(side->q);
 	rx = rivet_rdm_rx_alloc(side->q, req, len);
 	if (!rx)
 		return -FI_ENOMEM;
@@ -342,6 +344,25 @@ static __attribute__((noinline)) void
 rivet_rdm_rx_post_any(struct rivet_rdm_rxq *q, struct rivet_rx_op *rx)
 {
 	rivet_rdm_rx_post(q, rx);
+}
+
+void rivet_rdm_unsolo_any(struct rivet_rdm_rxq *q)
+{
+	struct rivet_rx_op *rx = q->solo;
+
+	q->solo = NULL;
+	rivet_match_recv_insert(&q->match_tag, &rx->me, rx->addr, rx->tag,
+				rx->ignore);
+}
+
+/* rivet_rdm_trecv1's receive when it is not the only one: filed behind
+ * the one before it. */
+static __attribute__((noinline)) void
+rivet_rdm_rx_file(struct rivet_rdm_rxq *q, struct rivet_rx_op *rx)
+{
+	rivet_rdm_unsolo(q);
+	rivet_match_recv_insert(&q->match_tag, &rx->me, rx->addr, rx->tag,
+				rx->ignore);
 }
 
 /* A one-buffer receive's op, taken off the free list (rivet_rdm_trecv1
@@ -388,6 +409,7 @@ rivet_rdm_trecv1_any(struct rivet_rdm_ep *ep, void *buf, size_t len,
 		ret = -FI_EOPBADSTATE;
 		goto out;
 	}
+	rivet_rdm_unsolo(q);
 	if (__builtin_expect(q->unresolved, 0)) {
 		struct rivet_rdm_rxside side = { .q = q, .ep = ep };
 
@@ -410,8 +432,11 @@ rivet_rdm_trecv1_any(struct rivet_rdm_ep *ep, void *buf, size_t len,
 		goto out;
 	}
 	rx->posted = true;
-	rivet_match_recv_insert(&q->match_tag, &rx->me, rx->addr, tag,
-				ignore);
+	if (!q->match_tag.nposted)	/* no solo: unfiled above */
+		q->solo = rx;
+	else
+		rivet_match_recv_insert(&q->match_tag, &rx->me, rx->addr, tag,
+					ignore);
 out:
 	rivet_rdm_unlock(ep);
 	return ret;
@@ -420,9 +445,10 @@ out:
 /* fi_trecv of one buffer on an endpoint of its own queue, whose op_flags
  * hold nothing that changes a receive (rivet_rdm_trecv looks): what
  * rivet_rdm_recv does, without the request and its iov array, and
- * filed at once when no message waits.  The common case makes no call
- * (no lock, a free op, no message waiting, the receive's shape the
- * hint's, room in its table); rivet_rdm_trecv1_any takes the rest. */
+ * posted at once when no message waits: as the queue's solo receive
+ * when no other is posted (the common case: no call), else filed
+ * (rivet_rdm_rx_file).  rivet_rdm_trecv1_any takes the rest (a lock,
+ * no free op, a message waiting). */
 static inline __attribute__((always_inline)) ssize_t
 rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len, void *desc,
 		 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
@@ -433,16 +459,16 @@ rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len, void *desc,
 
 	if (__builtin_expect(ep->locking || !ep->enabled || q->unresolved ||
 			     !rx || q->rx_ops_used >= q->rx_size ||
-			     q->match_tag.msgs || (len && !buf) ||
-			     !rivet_match_recv_insert_can(&q->match_tag, addr,
-							  ignore), 0))
+			     q->match_tag.msgs || (len && !buf), 0))
 		return rivet_rdm_trecv1_any(ep, buf, len, desc, src, tag,
 					    ignore, context);
 	rivet_rdm_rx_fill1(ep, q, rx, buf, len, desc, addr, tag, ignore,
 			   context);
 	rx->posted = true;
-	rivet_match_recv_insert_fast(&q->match_tag, &rx->me, addr, tag,
-				     ignore);
+	if (__builtin_expect(!q->solo && !q->match_tag.nposted, 1))
+		q->solo = rx;
+	else
+		rivet_rdm_rx_file(q, rx);
 	return 0;
 }
 
@@ -489,6 +515,7 @@ ssize_t rivet_rdm_cancel_on(const struct rivet_rdm_rxside *side,
 				    .src = FI_ADDR_NOTAVAIL };
 	struct rivet_rx_op *rx;
 
+	rivet_rdm_unsolo(side->q);
 	rx = rivet_rdm_find_ctx(&side->q->match_tag, context);
 	if (!rx)
 		rx = rivet_rdm_find_ctx(&side->q->match_msg, context);
