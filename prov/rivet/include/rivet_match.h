@@ -268,33 +268,6 @@ static inline void rivet_match_recv_insert(struct rivet_match *m,
 	rivet_match_recv_insert_slow(m, r);
 }
 
-/* Whether rivet_match_recv_insert_fast may file a receive of addr and
- * ignore: the side's hint shape is its shape, and its table has room
- * (no call: neither the slow insert nor a growth). */
-static inline bool rivet_match_recv_insert_can(const struct rivet_match *m,
-					       fi_addr_t addr, uint64_t ignore)
-{
-	const struct rivet_match_shape *s = m->posted.hint;
-
-	return m->posted_indexed && s->keep == ~ignore &&
-	       s->any == (addr == FI_ADDR_UNSPEC) &&
-	       s->count < s->tbl.nchains;
-}
-
-/* rivet_match_recv_insert where rivet_match_recv_insert_can said so. */
-static inline void rivet_match_recv_insert_fast(struct rivet_match *m,
-						struct rivet_match_recv *r,
-						fi_addr_t addr, uint64_t tag,
-						uint64_t ignore)
-{
-	r->seq = m->seq++;
-	r->addr = addr;
-	r->tag = tag;
-	r->ignore = ignore;
-	m->nposted++;
-	rivet_match_recv_link(m->posted.hint, r);
-}
-
 static inline void rivet_match_recv_remove(struct rivet_match *m,
 					   struct rivet_match_recv *r)
 {

@@ -54,12 +54,7 @@ static struct test_recv *post(struct rivet_match *m, int id, fi_addr_t addr,
 
 	cr_assert(r);
 	r->id = id;
-	/* every other receive as rivet_rdm_trecv1 files it when it may
-	 * (rivet_match_recv_insert_fast), the others as the general post */
-	if ((id & 1) && rivet_match_recv_insert_can(m, addr, ignore))
-		rivet_match_recv_insert_fast(m, &r->me, addr, tag, ignore);
-	else
-		rivet_match_recv_insert(m, &r->me, addr, tag, ignore);
+	rivet_match_recv_insert(m, &r->me, addr, tag, ignore);
 	return r;
 }
 
