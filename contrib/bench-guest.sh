@@ -124,13 +124,17 @@ icount_run() {	# icount_run KIND PROV ITERS: prints "IR EMPTY_POLLS"
 	case $prov in
 	*ofi_rxm*) e+=(FI_RIVET_UTIL_LAYERING=1) ;;
 	esac
-	if [ "$kind" = raw ]; then	# contrib/raw-pingpong: no libfabric
+	if [ "$kind" = raw ] || [ "$kind" = raw_write ]; then
+		# contrib/raw-pingpong: no libfabric (raw_write: its -W)
+		args=()
+		[ "$kind" = raw ] || args=(-W)
 		port=$(next_port)
 		pair "$tag" log "$top/contrib/raw-pingpong" -s "$addr" -p "$port" \
-			-n "$n" -- "${cg[@]}" \
+			-n "$n" "${args[@]}" -- "${cg[@]}" \
 			--callgrind-out-file="$f" --collect-atstart=no \
 			--toggle-collect='rp_lib_*' "$top/contrib/raw-pingpong" \
-			-c "$addr" -p "$port" -n "$n" -C 1000 >/dev/null || return
+			-c "$addr" -p "$port" -n "$n" -C 1000 "${args[@]}" \
+			>/dev/null || return
 		awk -v e="$(awk '$1 == "empty_polls:" { print $2 }' "$out/$tag.client")" \
 			'$1 == "summary:" { print $2, e; exit }' "$f"
 		return
@@ -301,6 +305,9 @@ best() {
 # polls all find their completion: the "*" mark would say otherwise)
 if $icount_only; then
 	echo "exact raw_instr_per_msg $(icount raw raw)"
+	# for information: raw verbs with RDMA writes into a ring that the
+	# receiver polls in memory (raw-pingpong -W), an eager-RDMA floor
+	echo "exact raw_write_instr_per_msg $(icount raw_write raw)"
 	echo "exact rivet_instr_per_msg $(icount rdm rivet)"
 	echo "exact rxm_instr_per_msg $(icount rdm "rivet;ofi_rxm")"
 	exit 0

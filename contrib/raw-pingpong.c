@@ -7,8 +7,19 @@
  * the send queue drains), polls its one CQ and reposts the receive the
  * message used.  No libfabric.
  *
- *   server: raw-pingpong -s ADDR [-p PORT] [-n ITERS] [-S SIZE]
- *   client: raw-pingpong -c ADDR [-p PORT] [-n ITERS] [-S SIZE] [-C USEC]
+ *   server: raw-pingpong -s ADDR [-p PORT] [-n ITERS] [-S SIZE] [-W]
+ *   client: raw-pingpong -c ADDR [-p PORT] [-n ITERS] [-S SIZE] [-C USEC] [-W]
+ *
+ * With -W (both sides) each message is an RDMA write instead of a send:
+ * inline, into the peer's ring of RP_RECVS slots (its address and rkey
+ * come with the connection's private data), the payload followed by the
+ * message's sequence number; the receiver looks at the slot's sequence
+ * number in memory (no receive to post, no receive completion to poll)
+ * and polls its CQ only for the signaled writes.  The floor of an
+ * eager-RDMA design (the receiver polls memory), for information: one
+ * message in flight, so no credits go back; a real protocol would carry
+ * them in its own headers.  rxe places a packet's payload in order; on a
+ * real HCA the last bytes' placement is not ordered by the spec.
  *
  * With -C USEC the client sleeps USEC before each poll (as fi_rivet_rdm_bw
  * -C does), so that its polls find their completion; its only verbs calls
@@ -43,7 +54,26 @@ struct rp_ctx {
 	size_t size;
 	long sends;
 	long empty_polls;
+	/* -W: the rings (slots of size bytes and a sequence number) */
+	bool write;
+	uint8_t *ring, *wbuf;	/* ours (the peer writes it); what we write */
+	struct ibv_mr *ring_mr, *wbuf_mr;
+	uint64_t peer_ring;
+	uint32_t peer_rkey;
+	uint64_t wseq, rseq;	/* last written; last read */
+	long unreaped;		/* signaled writes not yet polled */
 };
+
+/* The private data of the connection (-W): where our ring is. */
+struct rp_ring_info {
+	uint64_t addr;
+	uint32_t rkey;
+} __attribute__((packed));
+
+static size_t rp_slot(const struct rp_ctx *c)
+{
+	return c->size + sizeof(uint64_t);
+}
 
 /* The verbs calls of the ping-pong (callgrind counts what they run). */
 static __attribute__((noinline)) int rp_lib_send(struct rp_ctx *c, bool last)
@@ -82,6 +112,89 @@ static __attribute__((noinline)) int rp_lib_poll(struct rp_ctx *c,
 						 struct ibv_wc *wc, int n)
 {
 	return ibv_poll_cq(c->cq, n, wc);
+}
+
+/* -W: the message (c->wbuf's payload) into the peer's next slot. */
+static __attribute__((noinline)) int rp_lib_write(struct rp_ctx *c)
+{
+	uint64_t seq = ++c->wseq;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)c->wbuf,
+		.length = (uint32_t)rp_slot(c), .lkey = c->wbuf_mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = RP_SEND_ID, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_INLINE,
+		.wr.rdma = {
+			.remote_addr = c->peer_ring +
+				       (seq % RP_RECVS) * rp_slot(c),
+			.rkey = c->peer_rkey,
+		},
+	}, *bad;
+
+	memcpy(c->wbuf + c->size, &seq, sizeof(seq));
+	if (++c->sends % RP_SIGNAL == 0) {
+		wr.send_flags |= IBV_SEND_SIGNALED;
+		c->unreaped++;
+	}
+	return ibv_post_send(c->id->qp, &wr, &bad);
+}
+
+/* -W: the next message's slot, when it is there; else -1. */
+static __attribute__((noinline)) long rp_lib_ring(struct rp_ctx *c)
+{
+	size_t slot = (c->rseq + 1) % RP_RECVS;
+	const volatile uint64_t *seq =
+		(const volatile uint64_t *)(c->ring + slot * rp_slot(c) +
+					    c->size);
+
+	if (*seq != c->rseq + 1)
+		return -1;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	c->rseq++;
+	return (long)slot;
+}
+
+/* -W: the signaled writes' completions (one poll when one is due). */
+static int rp_reap(struct rp_ctx *c)
+{
+	struct ibv_wc wc[4];
+	int i, n;
+
+	if (!c->unreaped)
+		return 0;
+	n = rp_lib_poll(c, wc, 4);
+	for (i = 0; i < n; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "completion: %s\n",
+				ibv_wc_status_str(wc[i].status));
+			return -1;
+		}
+		if (wc[i].wr_id == RP_SEND_ID)
+			c->unreaped--;
+	}
+	return n < 0 ? -1 : 0;
+}
+
+/* -W: waits for the next message in the ring: its slot, or -1 on an
+ * error completion or after about 30 s. */
+static long rp_wait_ring(struct rp_ctx *c, long pause_us)
+{
+	long polls = 0, slot;
+
+	for (;;) {
+		if (pause_us > 0)
+			usleep((useconds_t)pause_us);
+		if (rp_reap(c))
+			return -1;
+		slot = rp_lib_ring(c);
+		if (slot >= 0)
+			return slot;
+		c->empty_polls += pause_us >= 0;
+		if (++polls > (pause_us > 0 ? 30000000 / pause_us :
+				300000000))
+			return -1;
+	}
 }
 
 /* Waits for the next message (send completions pass by; with last, for
@@ -129,6 +242,7 @@ static int rp_connect(struct rp_ctx *c, const char *addr, const char *port,
 	struct rdma_addrinfo hints = { 0 }, *res;
 	struct ibv_qp_init_attr attr = { 0 };
 	struct rdma_conn_param param = { 0 };
+	struct rp_ring_info mine, theirs = { 0 };
 	struct rdma_cm_id *listen_id;
 	size_t i;
 
@@ -158,7 +272,7 @@ static int rp_connect(struct rp_ctx *c, const char *addr, const char *port,
 	attr.send_cq = attr.recv_cq = c->cq;
 	attr.cap.max_send_wr = attr.cap.max_recv_wr = RP_DEPTH;
 	attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
-	attr.cap.max_inline_data = (uint32_t)c->size;
+	attr.cap.max_inline_data = (uint32_t)(c->write ? rp_slot(c) : c->size);
 	attr.qp_type = IBV_QPT_RC;
 	if (rdma_create_qp(c->id, NULL, &attr)) {
 		perror("rdma_create_qp");
@@ -172,10 +286,46 @@ static int rp_connect(struct rp_ctx *c, const char *addr, const char *port,
 		if (rp_lib_recv(c, i))
 			return -1;
 	param.retry_count = param.rnr_retry_count = 7;
+	if (c->write) {
+		c->ring = calloc(RP_RECVS, rp_slot(c));
+		c->wbuf = calloc(1, rp_slot(c));
+		if (!c->ring || !c->wbuf)
+			return -1;
+		c->ring_mr = ibv_reg_mr(c->id->pd, c->ring,
+					RP_RECVS * rp_slot(c),
+					IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE);
+		c->wbuf_mr = ibv_reg_mr(c->id->pd, c->wbuf, rp_slot(c),
+					IBV_ACCESS_LOCAL_WRITE);
+		if (!c->ring_mr || !c->wbuf_mr)
+			return -1;
+		mine.addr = (uintptr_t)c->ring;
+		mine.rkey = c->ring_mr->rkey;
+		param.private_data = &mine;
+		param.private_data_len = sizeof(mine);
+	}
+	if (c->write && server) {	/* the client's, in its request */
+		if (!c->id->event ||
+		    c->id->event->param.conn.private_data_len < sizeof(theirs))
+			return -1;
+		memcpy(&theirs, c->id->event->param.conn.private_data,
+		       sizeof(theirs));
+	}
 	if (server ? rdma_accept(c->id, &param) :
 		     rdma_connect(c->id, &param)) {
 		perror(server ? "rdma_accept" : "rdma_connect");
 		return -1;
+	}
+	if (c->write && !server) {	/* the server's, in its accept */
+		if (!c->id->event ||
+		    c->id->event->param.conn.private_data_len < sizeof(theirs))
+			return -1;
+		memcpy(&theirs, c->id->event->param.conn.private_data,
+		       sizeof(theirs));
+	}
+	if (c->write) {
+		c->peer_ring = theirs.addr;
+		c->peer_rkey = theirs.rkey;
 	}
 	return 0;
 }
@@ -188,7 +338,7 @@ int main(int argc, char **argv)
 	uint64_t want, got;
 	int op;
 
-	while ((op = getopt(argc, argv, "s:c:p:n:S:C:")) != -1) {
+	while ((op = getopt(argc, argv, "s:c:p:n:S:C:W")) != -1) {
 		switch (op) {
 		case 's': server = optarg; break;
 		case 'c': client = optarg; break;
@@ -196,9 +346,10 @@ int main(int argc, char **argv)
 		case 'n': iters = strtol(optarg, NULL, 0); break;
 		case 'S': c.size = strtoul(optarg, NULL, 0); break;
 		case 'C': pause_us = strtol(optarg, NULL, 0); break;
+		case 'W': c.write = true; break;
 		default:
 			fprintf(stderr, "usage: %s -s ADDR | -c ADDR [-p PORT] "
-				"[-n ITERS] [-S SIZE] [-C USEC]\n", argv[0]);
+				"[-n ITERS] [-S SIZE] [-C USEC] [-W]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -209,7 +360,30 @@ int main(int argc, char **argv)
 	}
 	if (rp_connect(&c, server ? server : client, port, !!server))
 		return 2;
-	for (i = 0; i < iters; i++) {
+	for (i = 0; c.write && i < iters; i++) {
+		want = (uint64_t)i * 2654435761u + 1;
+		if (client) {
+			memcpy(c.wbuf, &want, sizeof(want));
+			if (rp_lib_write(&c))
+				return 1;
+		}
+		slot = rp_wait_ring(&c, client ? pause_us : -1);
+		if (slot < 0)
+			return 1;
+		memcpy(&got, c.ring + (size_t)slot * rp_slot(&c), sizeof(got));
+		if (got != want) {
+			fprintf(stderr, "message %ld: %#llx, want %#llx\n", i,
+				(unsigned long long)got,
+				(unsigned long long)want);
+			return 1;
+		}
+		if (server) {
+			memcpy(c.wbuf, &got, sizeof(got));
+			if (rp_lib_write(&c))
+				return 1;
+		}
+	}
+	for (i = 0; !c.write && i < iters; i++) {
 		want = (uint64_t)i * 2654435761u + 1;
 		if (client) {
 			memcpy(c.bufs + RP_RECVS * c.size, &want, sizeof(want));
