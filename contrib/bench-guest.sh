@@ -124,10 +124,14 @@ icount_run() {	# icount_run KIND PROV ITERS: prints "IR EMPTY_POLLS"
 	case $prov in
 	*ofi_rxm*) e+=(FI_RIVET_UTIL_LAYERING=1) ;;
 	esac
-	if [ "$kind" = raw ] || [ "$kind" = raw_write ]; then
-		# contrib/raw-pingpong: no libfabric (raw_write: its -W)
-		args=()
-		[ "$kind" = raw ] || args=(-W)
+	if [ "${kind%%_*}" = raw ]; then
+		# contrib/raw-pingpong: no libfabric (raw_write: its -W,
+		# raw_split: its -F)
+		case $kind in
+		raw) args=() ;;
+		raw_write) args=(-W) ;;
+		*) args=(-F) ;;
+		esac
 		port=$(next_port)
 		pair "$tag" log "$top/contrib/raw-pingpong" -s "$addr" -p "$port" \
 			-n "$n" "${args[@]}" -- "${cg[@]}" \
@@ -306,8 +310,10 @@ best() {
 if $icount_only; then
 	echo "exact raw_instr_per_msg $(icount raw raw)"
 	# for information: raw verbs with RDMA writes into a ring that the
-	# receiver polls in memory (raw-pingpong -W), an eager-RDMA floor
+	# receiver polls in memory, an eager-RDMA floor (raw-pingpong -W: the
+	# sequence number in the payload's write; -F: in a write of its own)
 	echo "exact raw_write_instr_per_msg $(icount raw_write raw)"
+	echo "exact raw_split_instr_per_msg $(icount raw_split raw)"
 	echo "exact rivet_instr_per_msg $(icount rdm rivet)"
 	echo "exact rxm_instr_per_msg $(icount rdm "rivet;ofi_rxm")"
 	exit 0

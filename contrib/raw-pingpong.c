@@ -7,8 +7,9 @@
  * the send queue drains), polls its one CQ and reposts the receive the
  * message used.  No libfabric.
  *
- *   server: raw-pingpong -s ADDR [-p PORT] [-n ITERS] [-S SIZE] [-W]
- *   client: raw-pingpong -c ADDR [-p PORT] [-n ITERS] [-S SIZE] [-C USEC] [-W]
+ *   server: raw-pingpong -s ADDR [-p PORT] [-n ITERS] [-S SIZE] [-W|-F]
+ *   client: raw-pingpong -c ADDR [-p PORT] [-n ITERS] [-S SIZE] [-C USEC]
+ *           [-W|-F]
  *
  * With -W (both sides) each message is an RDMA write instead of a send:
  * inline, into the peer's ring of RP_RECVS slots (its address and rkey
@@ -18,8 +19,13 @@
  * and polls its CQ only for the signaled writes.  The floor of an
  * eager-RDMA design (the receiver polls memory), for information: one
  * message in flight, so no credits go back; a real protocol would carry
- * them in its own headers.  rxe places a packet's payload in order; on a
- * real HCA the last bytes' placement is not ordered by the spec.
+ * them in its own headers.  With -W the sequence number comes in the same
+ * write as the payload, and nothing orders the bytes of one write as
+ * another CPU sees them (rxe copies a packet with the kernel's memcpy; an
+ * HCA's placement within a write is not ordered by the spec either): -F
+ * writes the sequence number in a second work request of the same post,
+ * which rxe's responder (and a PCIe device's ordered writes) make visible
+ * only after the first.
  *
  * With -C USEC the client sleeps USEC before each poll (as fi_rivet_rdm_bw
  * -C does), so that its polls find their completion; its only verbs calls
@@ -55,7 +61,7 @@ struct rp_ctx {
 	long sends;
 	long empty_polls;
 	/* -W: the rings (slots of size bytes and a sequence number) */
-	bool write;
+	bool write, split;	/* -W; -F (the sequence number apart) */
 	uint8_t *ring, *wbuf;	/* ours (the peer writes it); what we write */
 	struct ibv_mr *ring_mr, *wbuf_mr;
 	uint64_t peer_ring;
@@ -132,9 +138,23 @@ static __attribute__((noinline)) int rp_lib_write(struct rp_ctx *c)
 		},
 	}, *bad;
 
+	struct ibv_sge fsge;
+	struct ibv_send_wr fwr;
+
 	memcpy(c->wbuf + c->size, &seq, sizeof(seq));
+	if (c->split) {		/* the payload, then the sequence number */
+		sge.length = (uint32_t)c->size;
+		fsge = (struct ibv_sge) {
+			.addr = (uintptr_t)(c->wbuf + c->size),
+			.length = sizeof(seq), .lkey = c->wbuf_mr->lkey,
+		};
+		fwr = wr;
+		fwr.sg_list = &fsge;
+		fwr.wr.rdma.remote_addr += c->size;
+		wr.next = &fwr;
+	}
 	if (++c->sends % RP_SIGNAL == 0) {
-		wr.send_flags |= IBV_SEND_SIGNALED;
+		(c->split ? &fwr : &wr)->send_flags |= IBV_SEND_SIGNALED;
 		c->unreaped++;
 	}
 	return ibv_post_send(c->id->qp, &wr, &bad);
@@ -338,7 +358,7 @@ int main(int argc, char **argv)
 	uint64_t want, got;
 	int op;
 
-	while ((op = getopt(argc, argv, "s:c:p:n:S:C:W")) != -1) {
+	while ((op = getopt(argc, argv, "s:c:p:n:S:C:WF")) != -1) {
 		switch (op) {
 		case 's': server = optarg; break;
 		case 'c': client = optarg; break;
@@ -347,9 +367,10 @@ int main(int argc, char **argv)
 		case 'S': c.size = strtoul(optarg, NULL, 0); break;
 		case 'C': pause_us = strtol(optarg, NULL, 0); break;
 		case 'W': c.write = true; break;
+		case 'F': c.write = c.split = true; break;
 		default:
 			fprintf(stderr, "usage: %s -s ADDR | -c ADDR [-p PORT] "
-				"[-n ITERS] [-S SIZE] [-C USEC] [-W]\n", argv[0]);
+				"[-n ITERS] [-S SIZE] [-C USEC] [-W|-F]\n", argv[0]);
 			return 2;
 		}
 	}
