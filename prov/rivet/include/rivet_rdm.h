@@ -42,6 +42,11 @@ struct rivet_rdm_srx;
 /* SRQ buffers given back together: at most this many, and an eighth of
  * the SRQ, are held back from it at a time. */
 #define RIVET_RDM_SRQ_BATCH 16
+/* The CM channel is looked at once per this many units of progress
+ * passes (rivet_rdm_progress_pass), or per the second while connections
+ * are being set up. */
+#define RIVET_RDM_CM_UNITS 1024
+#define RIVET_RDM_CM_UNITS_SETUP 4
 /* ... and a receive context's send operations (it makes none) */
 #define RIVET_SEP_RX_TX_SIZE 16
 
@@ -326,7 +331,8 @@ struct rivet_rdm_ep {
 	bool zero_read_key0;	/* zero-byte reads carry R_Key 0 (rxe) */
 	/* verbs resources */
 	struct rdma_event_channel *cm_channel;
-	unsigned int progress_passes;	/* see rivet_rdm_progress_locked */
+	int cm_wait;		/* units of passes until the CM channel is
+				 * looked at (rivet_rdm_progress_pass) */
 	unsigned int nconnecting;	/* connections being set up */
 	unsigned int nlinger;		/* failed ones drained, QP not yet gone */
 	bool any_deferred;	/* some connection has deferred work */

@@ -20,8 +20,12 @@ static void rivet_conn_set_state(struct rivet_conn *conn,
 {
 	if (conn->state == RIVET_CONN_CONNECTING)
 		conn->ep->nconnecting--;
-	if (state == RIVET_CONN_CONNECTING)
+	if (state == RIVET_CONN_CONNECTING) {
 		conn->ep->nconnecting++;
+		/* its rdma_cm events are looked for at once */
+		if (conn->ep->cm_wait > RIVET_RDM_CM_UNITS_SETUP)
+			conn->ep->cm_wait = RIVET_RDM_CM_UNITS_SETUP;
+	}
 	conn->state = state;
 }
 
@@ -534,6 +538,7 @@ static void rivet_conn_up(struct rivet_conn *conn, const void *data,
 			return;
 		}
 		conn->peer_idx = acc->conn_idx;
+		conn->inj_hdr.conn_idx = conn->peer_idx;
 		conn->peer_rma_event = acc->flags & RIVET_CONN_F_RMA_EVENT;
 	}
 	rivet_conn_set_state(conn, RIVET_CONN_UP);
@@ -622,6 +627,7 @@ void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 	conn->id = id;
 	id->context = conn;
 	conn->peer_idx = req->conn_idx;
+	conn->inj_hdr.conn_idx = conn->peer_idx;
 	conn->peer_rma_event = req->flags & RIVET_CONN_F_RMA_EVENT;
 	conn->peer_tx_only = req->flags & RIVET_CONN_F_TX_ONLY;
 	acc.flags = ep->rma_event ? RIVET_CONN_F_RMA_EVENT : 0;

@@ -108,12 +108,12 @@ rivet_rdm_inject_direct(struct rivet_rdm_ep *ep, const void *buf, size_t len,
 	conn = rivet_conn_ready(ep, dest);
 	if (!conn || conn->inj_out >= ep->inj_max)
 		goto out;
-	/* the connection's own send: version, op, the header's piece, the
-	 * opcode were set with it; inline, the lkeys are not looked at */
+	/* the connection's own send: version, op, the peer's index, the
+	 * header's piece, the opcode were set with it; inline, the lkeys
+	 * are not looked at */
 	hdr = &conn->inj_hdr;
 	hdr->flags = (tagged ? RIVET_WF_TAGGED : 0) |
 		     (cq_data ? RIVET_WF_CQ_DATA : 0);
-	hdr->conn_idx = conn->peer_idx;
 	hdr->tag = tag;
 	hdr->data = data;
 	hdr->len = len;

@@ -454,13 +454,13 @@ static inline __attribute__((always_inline)) int
 rivet_rdm_progress_pass(struct rivet_rdm_ep *ep)
 {
 	struct ibv_wc wcs[RIVET_RDM_POLL_BATCH];
-	unsigned int before = ep->progress_passes;
 	int n, i, total;
 
 	/* rdma_get_cm_event is a system call even when nothing is pending,
 	 * and a busy-polling application makes thousands of passes per
 	 * message: the channel is looked at once per 1024 units of passes
-	 * (4 while connections of ours are being set up), a pass that
+	 * (4 while connections of ours are being set up: a connection that
+	 * starts cuts the count down, rivet_conn_set_state), a pass that
 	 * found work counting 1 and an idle one 16
 	 * (a peer's connection request, a disconnect: an endpoint that
 	 * waits, sleeping between its polls, must accept a peer's new
@@ -471,8 +471,10 @@ rivet_rdm_progress_pass(struct rivet_rdm_ep *ep)
 	total = n > 0 ? n : 0;
 	if (__builtin_expect(n == RIVET_RDM_POLL_BATCH, 0))
 		total += rivet_rdm_poll_more(ep);
-	ep->progress_passes = before + (total ? 1 : 16);
-	if ((before ^ ep->progress_passes) & (ep->nconnecting ? ~3u : ~1023u)) {
+	ep->cm_wait -= total ? 1 : 16;
+	if (__builtin_expect(ep->cm_wait <= 0, 0)) {
+		ep->cm_wait = ep->nconnecting ? RIVET_RDM_CM_UNITS_SETUP :
+						RIVET_RDM_CM_UNITS;
 		rivet_rdm_progress_cm(ep);
 		rivet_conn_probe_all(ep);
 	}
