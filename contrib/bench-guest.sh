@@ -126,10 +126,11 @@ icount_run() {	# icount_run KIND PROV ITERS: prints "IR EMPTY_POLLS"
 	esac
 	if [ "${kind%%_*}" = raw ]; then
 		# contrib/raw-pingpong: no libfabric (raw_write: its -W,
-		# raw_split: its -F)
+		# raw_split: its -F, raw_wr: its -X)
 		case $kind in
 		raw) args=() ;;
 		raw_write) args=(-W) ;;
+		raw_wr) args=(-X) ;;
 		*) args=(-F) ;;
 		esac
 		port=$(next_port)
@@ -314,6 +315,9 @@ if $icount_only; then
 	# sequence number in the payload's write; -F: in a write of its own)
 	echo "exact raw_write_instr_per_msg $(icount raw_write raw)"
 	echo "exact raw_split_instr_per_msg $(icount raw_split raw)"
+	# raw verbs whose sends go through ibv_wr_* (raw-pingpong -X), as
+	# rivet's short injects do where the device offers it
+	echo "exact raw_wr_instr_per_msg $(icount raw_wr raw)"
 	echo "exact rivet_instr_per_msg $(icount rdm rivet)"
 	echo "exact rxm_instr_per_msg $(icount rdm "rivet;ofi_rxm")"
 	exit 0

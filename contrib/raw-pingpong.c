@@ -7,9 +7,16 @@
  * the send queue drains), polls its one CQ and reposts the receive the
  * message used.  No libfabric.
  *
- *   server: raw-pingpong -s ADDR [-p PORT] [-n ITERS] [-S SIZE] [-W|-F]
+ *   server: raw-pingpong -s ADDR [-p PORT] [-n ITERS] [-S SIZE]
+ *           [-W|-F|-X]
  *   client: raw-pingpong -c ADDR [-p PORT] [-n ITERS] [-S SIZE] [-C USEC]
- *           [-W|-F]
+ *           [-W|-F|-X]
+ *
+ * With -X the sends are posted through the work-request API
+ * (ibv_wr_start, ibv_wr_send, ibv_wr_set_inline_data, ibv_wr_complete on
+ * a QP made by rdma_create_qp_ex) instead of ibv_post_send: the same
+ * messages, the verbs path rivet's short injects take where the device
+ * offers it (FI_RIVET_WR_API).
  *
  * With -W (both sides) each message is an RDMA write instead of a send:
  * inline, into the peer's ring of RP_RECVS slots (its address and rkey
@@ -68,6 +75,8 @@ struct rp_ctx {
 	uint32_t peer_rkey;
 	uint64_t wseq, rseq;	/* last written; last read */
 	long unreaped;		/* signaled writes not yet polled */
+	bool wr_api;		/* -X */
+	struct ibv_qp_ex *qpx;	/* -X: the sends' work-request API */
 };
 
 /* The private data of the connection (-W): where our ring is. */
@@ -98,6 +107,28 @@ static __attribute__((noinline)) int rp_lib_send(struct rp_ctx *c, bool last)
 	if (last)
 		wr.wr_id = RP_LAST_ID;
 	return ibv_post_send(c->id->qp, &wr, &bad);
+}
+
+/* -X: the same send through the work-request API. */
+static __attribute__((noinline)) int rp_lib_send_wr(struct rp_ctx *c,
+						    bool last)
+{
+	struct ibv_qp_ex *qx = c->qpx;
+
+	ibv_wr_start(qx);
+	qx->wr_id = last ? RP_LAST_ID : RP_SEND_ID;
+	qx->wr_flags = IBV_SEND_INLINE;
+	if (++c->sends % RP_SIGNAL == 0 || last)
+		qx->wr_flags |= IBV_SEND_SIGNALED;
+	ibv_wr_send(qx);
+	ibv_wr_set_inline_data(qx, c->bufs + RP_RECVS * c->size, c->size);
+	return ibv_wr_complete(qx);
+}
+
+/* The send of the mode asked for (not counted: not an rp_lib_*). */
+static int rp_send(struct rp_ctx *c, bool last)
+{
+	return c->wr_api ? rp_lib_send_wr(c, last) : rp_lib_send(c, last);
 }
 
 static __attribute__((noinline)) int rp_lib_recv(struct rp_ctx *c,
@@ -294,7 +325,22 @@ static int rp_connect(struct rp_ctx *c, const char *addr, const char *port,
 	attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
 	attr.cap.max_inline_data = (uint32_t)(c->write ? rp_slot(c) : c->size);
 	attr.qp_type = IBV_QPT_RC;
-	if (rdma_create_qp(c->id, NULL, &attr)) {
+	if (c->wr_api) {
+		struct ibv_qp_init_attr_ex ax = {
+			.send_cq = attr.send_cq, .recv_cq = attr.recv_cq,
+			.cap = attr.cap, .qp_type = attr.qp_type,
+			.comp_mask = IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.send_ops_flags = IBV_QP_EX_WITH_SEND,
+		};
+
+		if (rdma_create_qp_ex(c->id, &ax)) {
+			perror("rdma_create_qp_ex");
+			return -1;
+		}
+		c->qpx = ibv_qp_to_qp_ex(c->id->qp);
+		if (!c->qpx)
+			return -1;
+	} else if (rdma_create_qp(c->id, NULL, &attr)) {
 		perror("rdma_create_qp");
 		return -1;
 	}
@@ -358,7 +404,7 @@ int main(int argc, char **argv)
 	uint64_t want, got;
 	int op;
 
-	while ((op = getopt(argc, argv, "s:c:p:n:S:C:WF")) != -1) {
+	while ((op = getopt(argc, argv, "s:c:p:n:S:C:WFX")) != -1) {
 		switch (op) {
 		case 's': server = optarg; break;
 		case 'c': client = optarg; break;
@@ -368,9 +414,11 @@ int main(int argc, char **argv)
 		case 'C': pause_us = strtol(optarg, NULL, 0); break;
 		case 'W': c.write = true; break;
 		case 'F': c.write = c.split = true; break;
+		case 'X': c.wr_api = true; break;
 		default:
 			fprintf(stderr, "usage: %s -s ADDR | -c ADDR [-p PORT] "
-				"[-n ITERS] [-S SIZE] [-C USEC] [-W|-F]\n", argv[0]);
+				"[-n ITERS] [-S SIZE] [-C USEC] [-W|-F|-X]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -408,7 +456,7 @@ int main(int argc, char **argv)
 		want = (uint64_t)i * 2654435761u + 1;
 		if (client) {
 			memcpy(c.bufs + RP_RECVS * c.size, &want, sizeof(want));
-			if (rp_lib_send(&c, false))
+			if (rp_send(&c, false))
 				return 1;
 		}
 		slot = rp_wait(&c, client ? pause_us : -1, false);
@@ -425,14 +473,14 @@ int main(int argc, char **argv)
 			return 1;
 		if (server) {
 			memcpy(c.bufs + RP_RECVS * c.size, &got, sizeof(got));
-			if (rp_lib_send(&c, false))
+			if (rp_send(&c, false))
 				return 1;
 		}
 	}
 	printf("iterations: %ld\nempty_polls: %ld\n", iters, c.empty_polls);
 	/* A goodbye, so that neither side goes while the other's last
 	 * message still waits for its acknowledgement. */
-	if (client && (rp_lib_send(&c, true) || rp_wait(&c, -1, true) < 0))
+	if (client && (rp_send(&c, true) || rp_wait(&c, -1, true) < 0))
 		return 1;
 	if (server && rp_wait(&c, -1, false) < 0)
 		return 1;

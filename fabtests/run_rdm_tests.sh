@@ -51,8 +51,8 @@ checks.
              clients, the odd ranks of the mesh and the atomics and half
              of the MPI ranks run on node NODE (rivet-node), with its own
              address; the servers here, on ADDR
-  -x STEP    skip a step: rdm rdm_auto rdm_domain rdm_rma deep tclass atomic
-             native offset
+  -x STEP    skip a step: rdm rdm_auto rdm_domain rdm_rma deep wrapi tclass
+             atomic native offset
              multi harden pollset mrcache rawpeer shared_av shared_ctx sep
              trigger mesh kill mpi osc pingpong pingpong_msg
              (repeatable)
@@ -266,6 +266,29 @@ step_deep() {
 		fi_rivet_rdm_bw $((port + 1000)) -- \
 		-p "$prov" -s "$addr" -B "$port" -S 64 -I 400 -- \
 		-p "$prov" -s "$caddr" -P "$port" -S 64 -I 400 "$addr"
+}
+
+# Short injects through ibv_wr_* (FI_RIVET_WR_API, on by default): a
+# tagged ping-pong by fi_tinject of 16 B (the most that goes in one inline
+# piece with the header) whose connections must say they post them so,
+# and one of 8 B through ibv_post_send (FI_RIVET_WR_API=0).
+step_wrapi() {
+	local label want api logs
+	[ "$prov" = rivet ] || return 0
+	for label in wrapi_16 wrapi_off_8; do
+		port=$((port + 2))
+		want="short injects by ibv_wr_send" api=1
+		[ "$label" = wrapi_16 ] ||
+			want="short injects by ibv_post_send" api=0
+		FI_RIVET_WR_API=$api FI_LOG_LEVEL=info FI_LOG_PROV=rivet \
+			run_pair "$label" fi_rivet_rdm_bw $((port + 1000)) -- \
+			-p "$prov" -s "$addr" -B "$port" -l -S "${label##*_}" \
+			-I 200 -- -p "$prov" -s "$caddr" -P "$port" -l \
+			-S "${label##*_}" -I 200 "$addr"
+		logs=("$logdir/$label.server.log" "$logdir/$label.client.log")
+		[ "$(cat "${logs[@]}" | grep -c "$want")" -ge 2 ] ||
+			fail "${label}_log" "no \"$want\" in ${logs[*]}"
+	done
 }
 
 # RDM connections made with a traffic class (the GRH's TOS on RoCE)
@@ -609,7 +632,7 @@ echo "# provider $prov, address $addr${rnode:+, clients on node$rnode ($caddr)},
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
-for s in rdm rdm_auto rdm_domain rdm_rma deep tclass atomic native offset multi harden \
+for s in rdm rdm_auto rdm_domain rdm_rma deep wrapi tclass atomic native offset multi harden \
 	pollset mrcache rawpeer shared_av shared_ctx sep trigger mesh kill mpi \
 	osc pingpong \
 	pingpong_msg; do

@@ -109,6 +109,7 @@ struct rivet_params {
 	size_t rdma_seg;	/* RDM: bytes of one RDMA read or write at
 				 * most; 0: no limit; or RIVET_RDMA_SEG_AUTO */
 	size_t match_list_max;	/* RDM: matching queues walked up to it */
+	int wr_api;	/* RDM: short injects through ibv_wr_* if offered */
 };
 #define RIVET_POLL_YIELD_AUTO ((size_t)-1)
 #define RIVET_POLL_YIELD_SOFT_USEC 200	/* the default on rxe and siw */

@@ -118,6 +118,7 @@ struct rivet_conn {
 	struct rivet_inj_wr inj_wr[2];	/* their wr_ids: [tagged] */
 	/* their send, header and pieces: what does not change set once */
 	struct ibv_send_wr inj_send;
+	struct ibv_qp_ex *inj_qpx;	/* the QP's ibv_wr_* API, or NULL */
 	struct ibv_sge inj_sge[2];
 	struct rivet_wire_hdr inj_hdr;
 	/* right after the header: a payload of up to its size is copied

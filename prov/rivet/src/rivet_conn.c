@@ -117,7 +117,24 @@ static int rivet_conn_create_qp(struct rivet_conn *conn)
 		},
 	};
 
-	if (rdma_create_qp(conn->id, ep->domain->pd, &attr)) {
+	struct ibv_qp_init_attr_ex ax = {
+		.send_cq = attr.send_cq, .recv_cq = attr.recv_cq,
+		.srq = attr.srq, .qp_type = attr.qp_type, .cap = attr.cap,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = ep->domain->pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+	};
+
+	/* The short injects' API where the device offers it (a device that
+	 * does not fails the _ex create, and gets the plain one). */
+	conn->inj_qpx = NULL;
+	if (g_rivet_params.wr_api && !rdma_create_qp_ex(conn->id, &ax)) {
+		conn->inj_qpx = ibv_qp_to_qp_ex(conn->id->qp);
+		if (!conn->inj_qpx || !conn->inj_qpx->wr_send ||
+		    !conn->inj_qpx->wr_set_inline_data)
+			conn->inj_qpx = NULL;
+	} else if (rdma_create_qp(conn->id, ep->domain->pd, &attr)) {
 		RIVET_WARN_ERRNO(EP_CTRL, "rdma_create_qp", errno);
 		return rivet_errno_to_fi(errno);
 	}
@@ -450,6 +467,7 @@ static void rivet_conn_release(struct rivet_conn *conn, uint64_t now)
 		   conn->qp_num);
 	rdma_destroy_qp(conn->id);
 	conn->qp = NULL;
+	conn->inj_qpx = NULL;
 	conn->ep->nlinger--;
 }
 
@@ -522,8 +540,10 @@ static void rivet_conn_log_up(struct rivet_conn *conn)
 			 &init))
 		return;
 	RIVET_INFO(EP_CTRL, "connection %u up, qp 0x%x: ack timeout %u "
-		   "(4.096 us * 2^%u), %u retries\n", conn->idx,
-		   conn->qp_num, attr.timeout, attr.timeout, attr.retry_cnt);
+		   "(4.096 us * 2^%u), %u retries; short injects by %s\n",
+		   conn->idx, conn->qp_num, attr.timeout, attr.timeout,
+		   attr.retry_cnt,
+		   conn->inj_qpx ? "ibv_wr_send" : "ibv_post_send");
 }
 
 static void rivet_conn_up(struct rivet_conn *conn, const void *data,

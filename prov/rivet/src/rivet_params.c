@@ -26,6 +26,7 @@ struct rivet_params g_rivet_params = {
 	.dgram_early_recvs = 16,
 	.rdma_seg = RIVET_RDMA_SEG_AUTO,
 	.match_list_max = RIVET_MATCH_LIST_MAX,
+	.wr_api = 1,
 };
 
 enum rivet_param_kind { RIVET_P_SIZE, RIVET_P_STR, RIVET_P_BOOL };
@@ -133,6 +134,12 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "hash tables by source and tag; a list costs fewer instructions "
 	  "when nearly empty and grows with its depth (default: 0, hash "
 	  "tables at every depth: a match costs the same at any depth)" },
+	{ "wr_api", RIVET_P_BOOL, &g_rivet_params.wr_api,
+	  "RDM: post short injects (header and payload in one inline piece) "
+	  "through the verbs work-request API (ibv_wr_start, ibv_wr_send, "
+	  "ibv_wr_set_inline_data, ibv_wr_complete) on connections whose "
+	  "device creates such QPs, instead of ibv_post_send; 0: always "
+	  "ibv_post_send (default: yes)" },
 };
 
 static const enum fi_param_type g_param_types[] = {
