@@ -268,17 +268,18 @@ step_deep() {
 		-p "$prov" -s "$caddr" -P "$port" -S 64 -I 400 "$addr"
 }
 
-# Short injects through ibv_wr_* (FI_RIVET_WR_API, on by default): a
-# tagged ping-pong by fi_tinject of 16 B (the most that goes in one inline
-# piece with the header) whose connections must say they post them so,
-# and one of 8 B through ibv_post_send (FI_RIVET_WR_API=0).
+# Injects through ibv_wr_* (FI_RIVET_WR_API, on by default): tagged
+# ping-pongs by fi_tinject of 8 and 200 B (header and payload in one
+# inline piece) whose connections must say they post them so, and one of
+# 200 B through ibv_post_send (FI_RIVET_WR_API=0: header and payload in
+# two pieces).
 step_wrapi() {
 	local label want api logs
 	[ "$prov" = rivet ] || return 0
-	for label in wrapi_16 wrapi_off_8; do
+	for label in wrapi_8 wrapi_200 wrapi_off_200; do
 		port=$((port + 2))
 		want="short injects by ibv_wr_send" api=1
-		[ "$label" = wrapi_16 ] ||
+		[ "${label#wrapi_off}" = "$label" ] ||
 			want="short injects by ibv_post_send" api=0
 		FI_RIVET_WR_API=$api FI_LOG_LEVEL=info FI_LOG_PROV=rivet \
 			run_pair "$label" fi_rivet_rdm_bw $((port + 1000)) -- \

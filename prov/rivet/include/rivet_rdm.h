@@ -23,6 +23,7 @@ struct rivet_rdm_srx;
 /* ---- RDM endpoints (rivet_rdm_ep.c, rivet_conn.c, rivet_proto_*.c) ---- */
 #define RIVET_RDM_IOV_LIMIT 4
 #define RIVET_RDM_INJECT_SIZE 256
+#define RIVET_RDM_INJ_PIECE 16	/* ibv_post_send: one piece up to this */
 #define RIVET_RDM_CTRL_BUDGET 128	/* internal WRs: RDMA reads + FINs */
 /* Injects posted inline without a tx op, in flight per connection at most
  * (the inject short path, rivet_rdm_inject_direct). */
@@ -121,10 +122,11 @@ struct rivet_conn {
 	struct ibv_qp_ex *inj_qpx;	/* the QP's ibv_wr_* API, or NULL */
 	struct ibv_sge inj_sge[2];
 	struct rivet_wire_hdr inj_hdr;
-	/* right after the header: a payload of up to its size is copied
-	 * here and goes in one piece with it (one copy in the device's
-	 * inline path instead of two) */
-	uint8_t inj_tail[16];
+	/* right after the header: the payload is copied here and goes in
+	 * one piece with it (one copy in the device's inline path instead
+	 * of two): any inject's through ibv_wr_* (inj_qpx), one of up to
+	 * RIVET_RDM_INJ_PIECE bytes through ibv_post_send */
+	uint8_t inj_tail[RIVET_RDM_INJECT_SIZE];
 	struct rivet_inj_wr drain_wr;	/* RIVET_WR_DRAIN's wr_id */
 	uint64_t drained_ms;		/* a failed one's QP is drained: when */
 	bool flushing;			/* rivet_conn_flush is running */

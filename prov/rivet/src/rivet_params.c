@@ -135,11 +135,11 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "when nearly empty and grows with its depth (default: 0, hash "
 	  "tables at every depth: a match costs the same at any depth)" },
 	{ "wr_api", RIVET_P_BOOL, &g_rivet_params.wr_api,
-	  "RDM: post short injects (header and payload in one inline piece) "
-	  "through the verbs work-request API (ibv_wr_start, ibv_wr_send, "
-	  "ibv_wr_set_inline_data, ibv_wr_complete) on connections whose "
-	  "device creates such QPs, instead of ibv_post_send; 0: always "
-	  "ibv_post_send (default: yes)" },
+	  "RDM: post the injects that go out at once (header and payload in "
+	  "one inline piece) through the verbs work-request API "
+	  "(ibv_wr_start, ibv_wr_send, ibv_wr_set_inline_data, "
+	  "ibv_wr_complete) on connections whose device creates such QPs, "
+	  "instead of ibv_post_send; 0: always ibv_post_send (default: yes)" },
 };
 
 static const enum fi_param_type g_param_types[] = {
