@@ -104,7 +104,7 @@ struct rivet_conn *rivet_conn_of_qp(struct rivet_rdm_ep *ep, uint32_t qp_num)
 static int rivet_conn_create_qp(struct rivet_conn *conn)
 {
 	struct rivet_rdm_ep *ep = conn->ep;
-	struct ibv_qp_init_attr attr = {
+	struct ibv_qp_init_attr_ex attr = {
 		.send_cq = ep->ibv_cq,
 		.recv_cq = ep->ibv_cq,
 		.srq = ep->srq,
@@ -115,11 +115,6 @@ static int rivet_conn_create_qp(struct rivet_conn *conn)
 			.max_send_sge = RIVET_RDM_IOV_LIMIT,
 			.max_inline_data = ep->max_inline,
 		},
-	};
-
-	struct ibv_qp_init_attr_ex ax = {
-		.send_cq = attr.send_cq, .recv_cq = attr.recv_cq,
-		.srq = attr.srq, .qp_type = attr.qp_type, .cap = attr.cap,
 		.comp_mask = IBV_QP_INIT_ATTR_PD |
 			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.pd = ep->domain->pd,
@@ -127,16 +122,19 @@ static int rivet_conn_create_qp(struct rivet_conn *conn)
 	};
 
 	/* The short injects' API where the device offers it (a device that
-	 * does not fails the _ex create, and gets the plain one). */
+	 * does not fails that create, and gets the plain QP). */
 	conn->inj_qpx = NULL;
-	if (g_rivet_params.wr_api && !rdma_create_qp_ex(conn->id, &ax)) {
+	if (g_rivet_params.wr_api && !rdma_create_qp_ex(conn->id, &attr)) {
 		conn->inj_qpx = ibv_qp_to_qp_ex(conn->id->qp);
 		if (!conn->inj_qpx || !conn->inj_qpx->wr_send ||
 		    !conn->inj_qpx->wr_set_inline_data)
 			conn->inj_qpx = NULL;
-	} else if (rdma_create_qp(conn->id, ep->domain->pd, &attr)) {
-		RIVET_WARN_ERRNO(EP_CTRL, "rdma_create_qp", errno);
-		return rivet_errno_to_fi(errno);
+	} else {
+		attr.comp_mask = IBV_QP_INIT_ATTR_PD;
+		if (rdma_create_qp_ex(conn->id, &attr)) {
+			RIVET_WARN_ERRNO(EP_CTRL, "rdma_create_qp", errno);
+			return rivet_errno_to_fi(errno);
+		}
 	}
 	conn->qp = conn->id->qp;
 	conn->qp_num = conn->qp->qp_num;
