@@ -18,7 +18,7 @@
 #define RDM_TAG(c, x) (((uint64_t)(c) << 40) | (x))
 enum { T_SIZES = 1, T_PINGPONG, T_IGNORE, T_DIRECTED, T_CQDATA, T_INJECT,
 	T_DC, T_AUTO, T_ORDER, T_STORM, T_PEEK, T_TRUNC, T_CANCEL, T_BAD,
-	T_FENCE, T_CQORDER, T_SOLO };
+	T_FENCE, T_CQORDER, T_SOLO, T_MREUSE };
 
 struct rdm_state {
 	struct ft_fab fab;
@@ -57,6 +57,9 @@ void rdm_cqorder_client(void);
 /* fi_rivet_rdm_solo.c */
 void rdm_solo_server(void);
 void rdm_solo_client(void);
+/* right after rdm_mrecv_* (fi_rivet_rdm_cases.c) */
+void rdm_mreuse_server(void);
+void rdm_mreuse_client(void);
 
 /* fi_rivet_rdm_cases.c */
 void rdm_order_server(void);

@@ -5,7 +5,9 @@
  * still be the oldest receive for every later one, for a message that
  * does not match it, for a rendezvous, for an untagged receive beside it
  * and for fi_cancel.  Each step: the server posts, both sync, the client
- * sends and waits for its sends. */
+ * sends and waits for its sends.  Case rdm_multi_recv_reuse: the
+ * operation of a released multi-receive buffer serves later receives as
+ * a fresh one. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,5 +162,66 @@ void rdm_solo_client(void)
 					g_step[s][m].len))
 				return;
 	}
+	ft_ok(name);
+}
+
+/* ---- rdm_mrecv_reuse: after rdm_multi_recv --------------------------- */
+
+#define REUSE_N 3
+
+/* The multi-receive buffer's operation, given back when the buffer was
+ * released, may be a provider's next one-buffer receive: it must serve
+ * as a fresh one.  Three tagged receives are posted (the first alone,
+ * the others after it) and the client sends their tags in reverse
+ * order, so that each is matched where the receives are filed, none as
+ * the lone one: each message lands whole at its own buffer, without
+ * FI_MULTI_RECV. */
+void rdm_mreuse_server(void)
+{
+	const char *name = "rdm_multi_recv_reuse";
+	struct ft_comp comp;
+	int k;
+
+	for (k = 0; k < REUSE_N; k++)
+		if (solo_post(name, k, true, SOLO_LEN,
+			      RDM_TAG(T_MREUSE, k), 0))
+			return;
+	if (rdm_sync())
+		return;
+	for (k = 0; k < REUSE_N; k++) {
+		if (rdm_wait_ok(name, 0, &g_rdm.rxctx[k], &comp, SOLO_LEN) ||
+		    rdm_check_recv(name, &comp, true, SOLO_LEN,
+				   RDM_TAG(T_MREUSE, k), g_rdm.peer[0],
+				   solo_buf(k), 40 + k))
+			return;
+		if ((comp.flags & FI_MULTI_RECV) || comp.buf != solo_buf(k)) {
+			ft_fail(name, "receive %d: flags 0x%llx, buf at %+td "
+				"from its own", k,
+				(unsigned long long)comp.flags,
+				(uint8_t *)comp.buf - solo_buf(k));
+			return;
+		}
+	}
+	ft_ok(name);
+}
+
+void rdm_mreuse_client(void)
+{
+	const char *name = "rdm_multi_recv_reuse_send";
+	uint8_t *p;
+	int k;
+
+	if (rdm_sync())
+		return;
+	for (k = REUSE_N - 1; k >= 0; k--) {
+		p = (uint8_t *)g_rdm.tx.ptr + (size_t)k * SOLO_SLOT;
+		ft_fill(p, SOLO_LEN, 40 + k);
+		if (rdm_send(name, 0, true, p, SOLO_LEN, RDM_TAG(T_MREUSE, k),
+			     &g_rdm.txctx[k]))
+			return;
+	}
+	for (k = 0; k < REUSE_N; k++)
+		if (rdm_wait_ok(name, 0, &g_rdm.txctx[k], NULL, SOLO_LEN))
+			return;
 	ft_ok(name);
 }

@@ -840,10 +840,14 @@ int rivet_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 int rivet_cq_open_hidden(struct rivet_domain *domain, size_t size,
 			 struct rivet_cq **cq_p);
 void rivet_cq_close_hidden(struct rivet_cq *cq);
+/* cq->fast, after a change of its sources, its lock or its MSG
+ * endpoints. */
+void rivet_cq_fast_update(struct rivet_cq *cq);
 /* An MSG endpoint lets go of a CQ it was bound to. */
 static inline void rivet_cq_unbind_msg(struct rivet_cq *cq)
 {
 	atomic_fetch_sub(&cq->msg_eps, 1);
+	rivet_cq_fast_update(cq);
 	atomic_fetch_sub(&cq->refcnt, 1);
 }
 /* Polls the verbs CQ into the software ring; returns entries converted. */
@@ -867,8 +871,6 @@ int rivet_cq_trywait(struct rivet_cq *cq);
 bool rivet_cq_pending(struct rivet_cq *cq);
 const char *rivet_wc_status_str(int status);
 void rivet_cq_need_lock(struct rivet_cq *cq);
-/* cq->fast, after a change of its sources or its lock. */
-void rivet_cq_fast_update(struct rivet_cq *cq);
 /* The progress seam: an endpoint's source, driven by this CQ's reads. */
 static inline int rivet_cq_add_source(struct rivet_cq *cq,
 				      struct rivet_progress_src *src)

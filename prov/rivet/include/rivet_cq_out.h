@@ -11,7 +11,8 @@
 #include "rivet.h"
 
 /* Entry i of buf, in the CQ's format, from a completion's fields; each
- * fi_cq_*_entry format is a prefix of the next one. */
+ * fi_cq_*_entry format is a prefix of the next one.  The tagged format
+ * (what MPIs read) is looked at first. */
 static inline __attribute__((always_inline)) void
 rivet_cq_out(enum fi_cq_format format, void *buf, size_t i, void *op_context,
 	     uint64_t flags, size_t len, void *b, uint64_t data, uint64_t tag)
@@ -20,22 +21,19 @@ rivet_cq_out(enum fi_cq_format format, void *buf, size_t i, void *op_context,
 	struct fi_cq_data_entry *d;
 	struct fi_cq_msg_entry *m;
 
-	switch (format) {
-	case FI_CQ_FORMAT_TAGGED:
+	if (__builtin_expect(format == FI_CQ_FORMAT_TAGGED, 1)) {
 		t = (struct fi_cq_tagged_entry *)buf + i;
 		t->tag = tag;
 		d = (struct fi_cq_data_entry *)t;
-		break;
-	case FI_CQ_FORMAT_DATA:
+	} else if (format == FI_CQ_FORMAT_DATA) {
 		d = (struct fi_cq_data_entry *)buf + i;
-		break;
-	case FI_CQ_FORMAT_MSG:
+	} else if (format == FI_CQ_FORMAT_MSG) {
 		m = (struct fi_cq_msg_entry *)buf + i;
 		m->op_context = op_context;
 		m->flags = flags;
 		m->len = len;
 		return;
-	default:
+	} else {
 		((struct fi_cq_entry *)buf)[i].op_context = op_context;
 		return;
 	}

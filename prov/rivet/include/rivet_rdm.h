@@ -24,9 +24,12 @@ struct rivet_rdm_srx;
 #define RIVET_RDM_IOV_LIMIT 4
 #define RIVET_RDM_INJECT_SIZE 256
 #define RIVET_RDM_INJ_PIECE 16	/* ibv_post_send: one piece up to this */
+/* receive op flags that take fi_trecv off its one-buffer path */
+#define RIVET_RDM_RX_SPECIAL \
+	(FI_TRIGGER | FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD)
 #define RIVET_RDM_CTRL_BUDGET 128	/* internal WRs: RDMA reads + FINs */
 /* Injects posted inline without a tx op, in flight per connection at most
- * (the inject short path, rivet_rdm_inject_direct). */
+ * (the inject short path, rivet_rdm_inject_post). */
 #define RIVET_RDM_INJ_MAX 64
 /* Of them, every RIVET_RDM_INJ_SIGNAL-th is signaled (at most inj_max):
  * its completion stands for the ones before it, which make none. */
@@ -201,12 +204,13 @@ struct rivet_tx_op {
 	struct rivet_rma_wr wr;
 };
 
-/* A posted receive. */
+/* A posted receive.  One on the free list (rivet_rdm_rxq_put) has
+ * offset and inflight 0, multi and released false: the one-buffer path
+ * (rivet_rdm_rx_fill1) leaves them as they are. */
 struct rivet_rx_op {
 	struct rivet_match_recv me;	/* in ep->match_*, while posted */
 	struct rivet_rx_op *next;	/* ep->rx_free */
 	void *context;
-	uint64_t op_flags;
 	uint64_t cq_flags;
 	fi_addr_t addr;
 	uint64_t tag, ignore;
@@ -310,6 +314,14 @@ struct rivet_rdm_ep {
 	pthread_mutex_t *lockp;	/* &lock, or the shared receive context's */
 	bool locking;
 	bool enabled;
+	/* What the short paths would look at on every call and that stays
+	 * put once enabled (rivet_rdm_ep_plain sets them at enable and at
+	 * FI_SETOPSFLAG): enabled, no lock (rx_plain: and an endpoint of
+	 * its own receive queue, no receive op flag that changes a receive;
+	 * tx_plain: and no send counter); rx_report: whether such a
+	 * receive is reported (not FI_SELECTIVE_COMPLETION, or FI_COMPLETION
+	 * in its op flags) */
+	bool nolock_ready, rx_plain, tx_plain, rx_report;
 	int tos;		/* rivet_tclass_tos of the class, or -1 */
 	struct rivet_av *av;
 	struct rivet_av_listener av_listener;	/* told of fi_av_remove */
@@ -326,6 +338,7 @@ struct rivet_rdm_ep {
 	size_t eager_size;
 	size_t max_msg_size;
 	size_t max_inline;
+	size_t inj_lim;		/* a short inject's payload is shorter */
 	size_t tx_size, rx_size, srq_size;
 	unsigned int inj_max;		/* RIVET_RDM_INJ_MAX, or less room */
 	unsigned int inj_signal;	/* RIVET_RDM_INJ_SIGNAL, <= inj_max */
@@ -404,17 +417,23 @@ static inline struct rivet_rdm_ep *to_rrdm(struct fid_ep *ep)
 
 /* The connection to addr when an operation may be posted on it at once
  * (the short paths): established, nothing queued on it; else NULL. */
-static inline struct rivet_conn *rivet_conn_ready(struct rivet_rdm_ep *ep,
-						  fi_addr_t addr)
+static inline struct rivet_conn *
+rivet_conn_ready_on(struct rivet_rdm_ep *ep, fi_addr_t addr)	/* enabled */
 {
 	struct rivet_conn *conn;
 
-	if (!ep->enabled || addr >= ep->ntx_conns)
+	if (addr >= ep->ntx_conns)
 		return NULL;
 	conn = ep->tx_conns[addr];
 	if (!conn || conn->state != RIVET_CONN_UP || conn->queued)
 		return NULL;
 	return conn;
+}
+
+static inline struct rivet_conn *rivet_conn_ready(struct rivet_rdm_ep *ep,
+						  fi_addr_t addr)
+{
+	return ep->enabled ? rivet_conn_ready_on(ep, addr) : NULL;
 }
 
 /* rivet_conn.c */
@@ -732,13 +751,24 @@ static inline void rivet_rdm_unsolo(struct rivet_rdm_rxq *q)
 	if (q->solo)
 		rivet_rdm_unsolo_any(q);
 }
-/* Returns a receive operation to q's pool. */
-static inline void rivet_rdm_rxq_put(struct rivet_rdm_rxq *q,
-				     struct rivet_rx_op *rx)
+/* Returns a receive operation that is as a free one is (struct
+ * rivet_rx_op) to q's pool. */
+static inline void rivet_rdm_rxq_put_plain(struct rivet_rdm_rxq *q,
+					   struct rivet_rx_op *rx)
 {
 	q->rx_ops_used--;
 	rx->next = q->rx_free;
 	q->rx_free = rx;
+}
+
+/* Returns a receive operation, none of its reads in flight, to q's
+ * pool. */
+static inline void rivet_rdm_rxq_put(struct rivet_rdm_rxq *q,
+				     struct rivet_rx_op *rx)
+{
+	rx->offset = 0;
+	rx->multi = rx->released = false;
+	rivet_rdm_rxq_put_plain(q, rx);
 }
 int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		      struct fid_ep **ep_p, void *context);

@@ -54,14 +54,16 @@ void rivet_cq_need_lock(struct rivet_cq *cq)
 
 /* A read goes straight to the source's own when that source alone feeds
  * the CQ and nothing is locked (FI_THREAD_DOMAIN without a progress
- * thread: the application serializes the calls), and the CQ is not an
- * endpoint's hidden one (set at its open); MSG endpoints bound are looked
- * at on each read. */
+ * thread: the application serializes the calls), and the CQ is neither
+ * an endpoint's hidden one (set at its open) nor an MSG endpoint's (its
+ * bind and close come here too). */
 void rivet_cq_fast_update(struct rivet_cq *cq)
 {
 	struct rivet_progress_set *set = &cq->srcs;
 
 	cq->fast = !cq->lock.on && !cq->hidden && !set->locking &&
+		   !atomic_load_explicit(&cq->msg_eps,
+					 memory_order_relaxed) &&
 		   set->n == 1 && set->srcs[0]->read ? set->srcs[0] : NULL;
 }
 
@@ -198,8 +200,7 @@ ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	struct rivet_cq *cq = to_rcq(cq_fid);
 	struct rivet_progress_src *fast = cq->fast;
 
-	if (fast && count &&
-	    !atomic_load_explicit(&cq->msg_eps, memory_order_relaxed))
+	if (fast && count)
 		return fast->read(fast, cq, buf, count, src_addr);
 	return rivet_cq_readfrom_any(cq, buf, count, src_addr);
 }

@@ -36,6 +36,7 @@ static int rivet_ep_bind_cq(struct rivet_ep *ep, struct rivet_cq *cq,
 		atomic_fetch_add(&cq->refcnt, 1);
 		atomic_fetch_add(&cq->msg_eps, 1);
 	}
+	rivet_cq_fast_update(cq);
 	return 0;
 }
 

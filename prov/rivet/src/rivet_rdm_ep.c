@@ -170,6 +170,20 @@ static int rivet_rdm_slab_construct(struct rivet_rdm_ep *ep)
 	return 0;
 }
 
+/* The short paths' flags (struct rivet_rdm_ep): at enable, and when
+ * FI_SETOPSFLAG changes the op flags (what else they cover, the lock,
+ * the receive context and the counters, is fixed by then). */
+static void rivet_rdm_ep_plain(struct rivet_rdm_ep *ep)
+{
+	ep->nolock_ready = ep->enabled && !ep->locking;
+	ep->rx_plain = ep->nolock_ready &&
+		       ep->ep_fid.fid.fclass == FI_CLASS_EP && !ep->srx &&
+		       !(ep->rx_op_flags & RIVET_RDM_RX_SPECIAL);
+	ep->tx_plain = ep->nolock_ready && !ep->send_cntr;
+	ep->rx_report = !ep->own_rxq.rx_selective ||
+			(ep->rx_op_flags & FI_COMPLETION);
+}
+
 static bool rivet_rdm_ep_auto(const struct rivet_rdm_ep *ep)
 {
 	const struct fi_domain_attr *d = ep->info->domain_attr;
@@ -233,9 +247,26 @@ static int rivet_rdm_verbs_construct(struct rivet_rdm_ep *ep)
 }
 
 /* Directions without a CQ still need one for counters to progress. */
+/* The endpoint's counters by their bind flags, the transmit ones (whose
+ * completions are in tx_cq) first. */
+static const uint64_t g_rivet_rdm_cntr_flag[] = {
+	FI_SEND, FI_READ, FI_WRITE, FI_RECV, FI_REMOTE_READ, FI_REMOTE_WRITE,
+};
+#define RIVET_RDM_NCNTRS 6
+
+static struct rivet_cntr **rivet_rdm_ep_cntr(struct rivet_rdm_ep *ep, int i)
+{
+	return rivet_rdm_cntr_slot(ep, g_rivet_rdm_cntr_flag[i]);
+}
+
+static struct rivet_cq *rivet_rdm_ep_cntr_cq(struct rivet_rdm_ep *ep, int i)
+{
+	return i < 3 ? ep->tx_cq : ep->rx_cq;
+}
+
 static int rivet_rdm_ep_cqs(struct rivet_rdm_ep *ep)
 {
-	int ret;
+	int ret, i;
 
 	if (!ep->tx_cq) {
 		ret = rivet_cq_open_hidden(ep->domain, 16, &ep->tx_cq);
@@ -252,18 +283,10 @@ static int rivet_rdm_ep_cqs(struct rivet_rdm_ep *ep)
 	ret = rivet_cq_add_source(ep->tx_cq, &ep->psrc);
 	if (!ret && ep->rx_cq != ep->tx_cq)
 		ret = rivet_cq_add_source(ep->rx_cq, &ep->psrc);
-	if (!ret && ep->send_cntr)
-		ret = rivet_cntr_attach_cq(ep->send_cntr, ep->tx_cq);
-	if (!ret && ep->recv_cntr)
-		ret = rivet_cntr_attach_cq(ep->recv_cntr, ep->rx_cq);
-	if (!ret && ep->read_cntr)
-		ret = rivet_cntr_attach_cq(ep->read_cntr, ep->tx_cq);
-	if (!ret && ep->write_cntr)
-		ret = rivet_cntr_attach_cq(ep->write_cntr, ep->tx_cq);
-	if (!ret && ep->rread_cntr)
-		ret = rivet_cntr_attach_cq(ep->rread_cntr, ep->rx_cq);
-	if (!ret && ep->rwrite_cntr)
-		ret = rivet_cntr_attach_cq(ep->rwrite_cntr, ep->rx_cq);
+	for (i = 0; !ret && i < RIVET_RDM_NCNTRS; i++)
+		if (*rivet_rdm_ep_cntr(ep, i))
+			ret = rivet_cntr_attach_cq(*rivet_rdm_ep_cntr(ep, i),
+						   rivet_rdm_ep_cntr_cq(ep, i));
 	return ret;
 }
 
@@ -296,6 +319,7 @@ static int rivet_rdm_ep_enable(struct rivet_rdm_ep *ep)
 			return ret;
 	}
 	ep->enabled = true;
+	rivet_rdm_ep_plain(ep);
 	if (!rivet_rdm_ep_auto(ep))
 		return 0;
 	/* our thread writes their completions: whatever the threading
@@ -337,6 +361,7 @@ static int rivet_rdm_ep_control(struct fid *fid, int command, void *arg)
 			ep->rx_op_flags = *flags & ~FI_RECV;
 		else
 			ep->tx_op_flags = *flags & ~FI_TRANSMIT;
+		rivet_rdm_ep_plain(ep);
 		return 0;
 	default:
 		return -FI_ENOSYS;
@@ -357,35 +382,16 @@ static void rivet_rdm_ep_release_cq(struct rivet_rdm_ep *ep,
 
 static void rivet_rdm_ep_release_refs(struct rivet_rdm_ep *ep)
 {
-	if (ep->send_cntr) {
+	struct rivet_cntr *cntr;
+	int i;
+
+	for (i = 0; i < RIVET_RDM_NCNTRS; i++) {
+		cntr = *rivet_rdm_ep_cntr(ep, i);
+		if (!cntr)
+			continue;
 		if (ep->enabled)
-			rivet_cntr_detach_cq(ep->send_cntr, ep->tx_cq);
-		atomic_fetch_sub(&ep->send_cntr->refcnt, 1);
-	}
-	if (ep->recv_cntr) {
-		if (ep->enabled)
-			rivet_cntr_detach_cq(ep->recv_cntr, ep->rx_cq);
-		atomic_fetch_sub(&ep->recv_cntr->refcnt, 1);
-	}
-	if (ep->read_cntr) {
-		if (ep->enabled)
-			rivet_cntr_detach_cq(ep->read_cntr, ep->tx_cq);
-		atomic_fetch_sub(&ep->read_cntr->refcnt, 1);
-	}
-	if (ep->write_cntr) {
-		if (ep->enabled)
-			rivet_cntr_detach_cq(ep->write_cntr, ep->tx_cq);
-		atomic_fetch_sub(&ep->write_cntr->refcnt, 1);
-	}
-	if (ep->rread_cntr) {
-		if (ep->enabled)
-			rivet_cntr_detach_cq(ep->rread_cntr, ep->rx_cq);
-		atomic_fetch_sub(&ep->rread_cntr->refcnt, 1);
-	}
-	if (ep->rwrite_cntr) {
-		if (ep->enabled)
-			rivet_cntr_detach_cq(ep->rwrite_cntr, ep->rx_cq);
-		atomic_fetch_sub(&ep->rwrite_cntr->refcnt, 1);
+			rivet_cntr_detach_cq(cntr, rivet_rdm_ep_cntr_cq(ep, i));
+		atomic_fetch_sub(&cntr->refcnt, 1);
 	}
 	/* a CQ bound for both directions holds two references */
 	rivet_rdm_ep_release_cq(ep, ep->rx_cq);
@@ -393,55 +399,6 @@ static void rivet_rdm_ep_release_refs(struct rivet_rdm_ep *ep)
 	if (ep->av)
 		atomic_fetch_sub(&ep->av->refcnt, 1);
 	atomic_fetch_sub(&ep->domain->refcnt, 1);
-}
-
-static void rivet_rdm_ep_free_recv(struct rivet_match_recv *r, void *arg)
-{
-	(void)arg;
-	free(container_of(r, struct rivet_rx_op, me));
-}
-
-/* Frees the receives and messages still held, then the engine's own. */
-static void rivet_rdm_ep_drain_match(struct rivet_match *m)
-{
-	struct rivet_match_msg *u;
-
-	rivet_match_recv_drain(m, rivet_rdm_ep_free_recv, NULL);
-	while ((u = rivet_match_msg_any(m))) {
-		rivet_match_msg_remove(m, u);
-		free(container_of(u, struct rivet_unexp, me));
-	}
-	rivet_match_destruct(m);
-}
-
-void rivet_rdm_rxq_construct(struct rivet_rdm_rxq *q, size_t rx_size,
-			     bool directed)
-{
-	rivet_match_construct(&q->match_msg);
-	rivet_match_construct(&q->match_tag);
-	q->match_msg.list_max = g_rivet_params.match_list_max;
-	q->match_tag.list_max = g_rivet_params.match_list_max;
-	q->solo = NULL;
-	q->rx_free = NULL;
-	q->rx_ops_used = 0;
-	q->rx_size = rx_size;
-	q->directed = directed;
-	q->rx_selective = false;
-	q->unresolved = false;
-	q->resolved_gen = 0;
-}
-
-void rivet_rdm_rxq_destruct(struct rivet_rdm_rxq *q)
-{
-	struct rivet_rx_op *rx;
-
-	rivet_rdm_unsolo(q);
-	rivet_rdm_ep_drain_match(&q->match_msg);
-	rivet_rdm_ep_drain_match(&q->match_tag);
-	while ((rx = q->rx_free)) {
-		q->rx_free = rx->next;
-		free(rx);
-	}
 }
 
 static int rivet_rdm_ep_close(struct fid *fid)
@@ -685,6 +642,11 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	ep->max_msg_size = info->ep_attr && info->ep_attr->max_msg_size ?
 			   info->ep_attr->max_msg_size : (1ULL << 30);
 	ep->max_inline = dev->max_inline;
+	/* header and payload inline, the payload at most the inject size */
+	ep->inj_lim = ep->max_inline < sizeof(struct rivet_wire_hdr) ? 0 :
+		      RIVET_MIN((size_t)RIVET_RDM_INJECT_SIZE,
+				ep->max_inline -
+				sizeof(struct rivet_wire_hdr)) + 1;
 	/* the short path's injects take send queue slots of their own */
 	room = (size_t)dev->attr.max_qp_wr;
 	room = room > ep->tx_size + RIVET_RDM_CTRL_BUDGET ?

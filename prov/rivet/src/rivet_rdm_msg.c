@@ -78,9 +78,9 @@ static int rivet_rdm_tx_start(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
  * established connection with nothing queued on it, is one send posted at
  * once, its header and send those of the connection (set up with it:
  * only what changes is written) and its payload copied after the header
- * (rivet_rdm_inject_wr; through ibv_post_send, only a payload of up to
- * RIVET_RDM_INJ_PIECE bytes: a longer one is read from the caller's
- * buffer by the post itself): no tx op.  Only every
+ * (rivet_rdm_inject_post; through ibv_post_send, rivet_rdm_inject_send,
+ * only a payload of up to RIVET_RDM_INJ_PIECE bytes: a longer one is read
+ * from the caller's buffer by the post itself): no tx op.  Only every
  * inj_signal-th is signaled; its completion gives back the send queue
  * slots of the ones before it too (rivet_rdm_wc_inj); a failure (each
  * failed one completes) is reported as the general path reports an
@@ -88,86 +88,168 @@ static int rivet_rdm_tx_start(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
  * not wait for them, since an inject is complete when the call returns
  * and RC delivers them before anything posted after them.  Endpoints with a
  * send counter take the general path (the counter counts completions).
- * RIVET_RDM_SLOW: not such a case, or the QP refused it; the general path
- * takes it (and names any error).
+ * Not such a case: the general path takes it (and names any error;
+ * rivet_rdm_inject_locked's RIVET_RDM_SLOW).  The QP refuses none (their
+ * send queue slots are their own, ep->inj_max): one it did would be
+ * -FI_EAGAIN.
  */
 #define RIVET_RDM_SLOW 1
 
-/* A one-piece inject (header and payload contiguous at inj_hdr) through
- * the QP's work-request API (FI_RIVET_WR_API): the device fills its queue
- * entry from the few fields given instead of translating a whole
- * ibv_send_wr (on rxe, 151 instructions in the four calls against 190 in
- * rxe_post_send).  Only the single-buffer setter is used: librxe 44's
- * ibv_wr_set_inline_data_list loses the length. */
-static inline int rivet_rdm_inject_wr(struct rivet_conn *conn, bool tagged,
-				      unsigned int flags, size_t len)
+/* The connection a short inject goes on at once, or NULL: the general
+ * path's case (plain: no lock, enabled, no send counter; the entries'
+ * own call looks at ep->tx_plain, rivet_rdm_inject_locked's is under
+ * the lock). */
+static inline __attribute__((always_inline)) struct rivet_conn *
+rivet_rdm_inject_conn(struct rivet_rdm_ep *ep, const void *buf, size_t len,
+		      fi_addr_t dest, bool plain)
 {
-	struct ibv_qp_ex *qx = conn->inj_qpx;
+	struct rivet_conn *conn;
 
-	ibv_wr_start(qx);
-	qx->wr_id = (uintptr_t)&conn->inj_wr[tagged];
-	qx->wr_flags = flags;
-	ibv_wr_send(qx);
-	ibv_wr_set_inline_data(qx, &conn->inj_hdr, len);
-	return ibv_wr_complete(qx);
+	if ((plain && !ep->tx_plain) || len >= ep->inj_lim ||
+	    (!plain && ep->send_cntr) || !buf)
+		return NULL;
+	conn = plain ? rivet_conn_ready_on(ep, dest) :
+		       rivet_conn_ready(ep, dest);
+	if (!conn || conn->inj_out >= ep->inj_max)
+		return NULL;
+	return conn;
 }
 
-static inline __attribute__((always_inline)) ssize_t
-rivet_rdm_inject_direct(struct rivet_rdm_ep *ep, const void *buf, size_t len,
-			uint64_t data, fi_addr_t dest, uint64_t tag,
-			bool tagged, bool cq_data)
+/* rivet_rdm_inject_post's post where the QP has no ibv_wr_* API: the
+ * connection's ibv_send_wr, the payload in the header's piece up to
+ * RIVET_RDM_INJ_PIECE bytes, else in a piece of its own. */
+static __attribute__((noinline)) int
+rivet_rdm_inject_send(struct rivet_conn *conn, const void *buf, size_t len,
+		      bool tagged, unsigned int flags)
 {
-	struct ibv_send_wr *wr, *bad;
-	struct rivet_wire_hdr *hdr;
-	struct rivet_conn *conn;
-	ssize_t ret = RIVET_RDM_SLOW;
-	unsigned int flags;
+	struct ibv_send_wr *wr = &conn->inj_send, *bad;
 
-	if (len > RIVET_RDM_INJECT_SIZE ||
-	    sizeof(*hdr) + len > ep->max_inline || ep->send_cntr || !buf)
-		return RIVET_RDM_SLOW;	/* the general path checks all */
-	rivet_rdm_lock(ep);
-	conn = rivet_conn_ready(ep, dest);
-	if (!conn || conn->inj_out >= ep->inj_max)
-		goto out;
-	/* the connection's own send: version, op, the peer's index, the
-	 * header's piece, the opcode were set with it; inline, the lkeys
-	 * are not looked at */
-	hdr = &conn->inj_hdr;
-	hdr->flags = (tagged ? RIVET_WF_TAGGED : 0) |
-		     (cq_data ? RIVET_WF_CQ_DATA : 0);
-	hdr->tag = tag;
-	hdr->data = data;
-	hdr->len = len;
-	flags = IBV_SEND_INLINE;
-	if (conn->inj_seq + 1 == ep->inj_signal)
-		flags |= IBV_SEND_SIGNALED;
-	if (conn->inj_qpx) {	/* one piece, whatever the size */
-		rivet_copy_small(conn->inj_tail, buf, len);
-		if (rivet_rdm_inject_wr(conn, tagged, flags, sizeof(*hdr) + len))
-			goto out;
-		goto posted;
-	}
-	wr = &conn->inj_send;
 	if (len <= RIVET_RDM_INJ_PIECE) {	/* one piece */
 		rivet_copy_small(conn->inj_tail, buf, len);
-		conn->inj_sge[0].length = (uint32_t)(sizeof(*hdr) + len);
+		conn->inj_sge[0].length =
+			(uint32_t)(sizeof(struct rivet_wire_hdr) + len);
 		wr->num_sge = 1;
 	} else {
-		conn->inj_sge[0].length = sizeof(*hdr);
+		conn->inj_sge[0].length = sizeof(struct rivet_wire_hdr);
 		conn->inj_sge[1].addr = (uintptr_t)buf;
 		conn->inj_sge[1].length = (uint32_t)len;
 		wr->num_sge = 2;
 	}
 	wr->wr_id = (uintptr_t)&conn->inj_wr[tagged];
 	wr->send_flags = flags;
-	if (ibv_post_send(conn->qp, wr, &bad))
-		goto out;
-posted:
+	return ibv_post_send(conn->qp, wr, &bad);
+}
+
+/* A short-path post the QP refused, undone: the counts as they were
+ * before (rivet_rdm_inject_post counted it first). */
+static __attribute__((noinline)) ssize_t
+rivet_rdm_inject_refused(struct rivet_conn *conn)
+{
+	conn->inj_out--;
+	conn->inj_seq = conn->inj_seq ? conn->inj_seq - 1 :
+					conn->ep->inj_signal - 1;
+	RIVET_INFO(EP_DATA, "connection %u: a short inject was refused\n",
+		   conn->idx);
+	return -FI_EAGAIN;
+}
+
+/* The inject on conn (rivet_rdm_inject_conn's): 0, or -FI_EAGAIN.  It is
+ * counted before it is posted: after the verbs calls only conn is
+ * needed.  In functions of their own, one per kind (tagged or not: its
+ * wr_id a constant), which the plain entries call last (a tail call:
+ * their frames save nothing). */
+static inline __attribute__((always_inline)) ssize_t
+rivet_rdm_inject_post_kind(struct rivet_conn *conn, const void *buf,
+			   size_t len, uint64_t data, uint64_t tag,
+			   uint16_t wflags, bool tagged)
+{
+	struct rivet_wire_hdr *hdr = &conn->inj_hdr;
+	struct ibv_qp_ex *qx;
+	unsigned int flags, seq;
+	int err;
+
+	/* the connection's own send: version, op, the peer's index, the
+	 * header's piece, the opcode were set with it; inline, the lkeys
+	 * are not looked at */
+	hdr->flags = wflags;
+	hdr->tag = tag;
+	hdr->data = data;
+	hdr->len = len;
+	seq = conn->inj_seq + 1;
+	flags = IBV_SEND_INLINE;
+	if (seq == conn->ep->inj_signal) {
+		flags |= IBV_SEND_SIGNALED;
+		seq = 0;
+	}
+	conn->inj_seq = seq;
 	conn->inj_out++;
-	conn->inj_seq = (flags & IBV_SEND_SIGNALED) ? 0 : conn->inj_seq + 1;
-	ret = 0;
-out:
+	qx = conn->inj_qpx;
+	if (__builtin_expect(qx != NULL, 1)) {
+		/* the QP's work-request API (FI_RIVET_WR_API): the device
+		 * fills its queue entry from the few fields given instead of
+		 * translating a whole ibv_send_wr (on rxe, 151 instructions
+		 * in the four calls against 190 in rxe_post_send); header and
+		 * payload in one piece, whatever the size (librxe 44's
+		 * ibv_wr_set_inline_data_list loses the length).  wr_id and
+		 * wr_flags are read by the builder (ibv_wr_send), which
+		 * ibv_wr_post(3) asks them to be set before; ibv_wr_start
+		 * leaves them, and what serializes its critical region (the
+		 * endpoint's lock, or the application under
+		 * FI_THREAD_DOMAIN) holds here already. */
+		qx->wr_id = (uintptr_t)&conn->inj_wr[tagged];
+		qx->wr_flags = flags;
+		rivet_copy_small(conn->inj_tail, buf, len);
+		ibv_wr_start(qx);
+		ibv_wr_send(qx);
+		ibv_wr_set_inline_data(qx, hdr, sizeof(*hdr) + len);
+		err = ibv_wr_complete(qx);
+	} else {
+		err = rivet_rdm_inject_send(conn, buf, len, tagged, flags);
+	}
+	return __builtin_expect(err, 0) ? rivet_rdm_inject_refused(conn) : 0;
+}
+
+static __attribute__((noinline)) ssize_t
+rivet_rdm_inject_post_tagged(struct rivet_conn *conn, const void *buf,
+			     size_t len, uint64_t data, uint64_t tag,
+			     uint16_t wflags)
+{
+	return rivet_rdm_inject_post_kind(conn, buf, len, data, tag, wflags,
+					  true);
+}
+
+static __attribute__((noinline)) ssize_t
+rivet_rdm_inject_post_msg(struct rivet_conn *conn, const void *buf,
+			  size_t len, uint64_t data, uint16_t wflags)
+{
+	return rivet_rdm_inject_post_kind(conn, buf, len, data, 0, wflags,
+					  false);
+}
+
+/* wflags: the header's (RIVET_WF_TAGGED says which kind) */
+static inline __attribute__((always_inline)) ssize_t
+rivet_rdm_inject_post(struct rivet_conn *conn, const void *buf, size_t len,
+		      uint64_t data, uint64_t tag, uint16_t wflags)
+{
+	if (wflags & RIVET_WF_TAGGED)
+		return rivet_rdm_inject_post_tagged(conn, buf, len, data, tag,
+						    wflags);
+	return rivet_rdm_inject_post_msg(conn, buf, len, data, wflags);
+}
+
+/* The short path under the endpoint's lock (not ep->tx_plain). */
+static __attribute__((noinline)) ssize_t
+rivet_rdm_inject_locked(struct rivet_rdm_ep *ep, const void *buf, size_t len,
+			uint64_t data, fi_addr_t dest, uint64_t tag,
+			uint16_t wflags)
+{
+	struct rivet_conn *conn;
+	ssize_t ret = RIVET_RDM_SLOW;
+
+	rivet_rdm_lock(ep);
+	conn = rivet_rdm_inject_conn(ep, buf, len, dest, false);
+	if (conn)
+		ret = rivet_rdm_inject_post(conn, buf, len, data, tag, wflags);
 	rivet_rdm_unlock(ep);
 	return ret;
 }
@@ -325,29 +407,65 @@ static ssize_t rivet_rdm_senddata(struct fid_ep *fid, const void *buf,
 				  FI_REMOTE_CQ_DATA);
 }
 
+static ssize_t rivet_rdm_tsend_common(struct fid_ep *fid, const void *buf,
+				      size_t len, void *desc, uint64_t data,
+				      fi_addr_t dest, uint64_t tag,
+				      void *context, uint64_t flags);
+
+/* Every inject that the short path does not post at once (the entries'
+ * call of it is last: their frames hold nothing for it): under the lock
+ * when the endpoint takes one (rivet_rdm_inject_locked), else, or when
+ * that does not post it either, the general path. */
+static __attribute__((noinline)) ssize_t
+rivet_rdm_inject_any(struct fid_ep *fid, const void *buf, size_t len,
+		     uint64_t data, fi_addr_t dest, uint64_t tag,
+		     uint16_t wflags)
+{
+	struct rivet_rdm_ep *ep = to_rrdm(fid);
+	uint64_t flags = FI_INJECT | RIVET_RDM_SILENT;
+	ssize_t ret;
+
+	if (!ep->tx_plain) {
+		ret = rivet_rdm_inject_locked(ep, buf, len, data, dest, tag,
+					      wflags);
+		if (ret != RIVET_RDM_SLOW)
+			return ret;
+	}
+	if (wflags & RIVET_WF_CQ_DATA)
+		flags |= FI_REMOTE_CQ_DATA;
+	if (wflags & RIVET_WF_TAGGED)
+		return rivet_rdm_tsend_common(fid, buf, len, NULL, data, dest,
+					      tag, NULL, flags);
+	return rivet_rdm_msg_send(fid, buf, len, NULL, data, dest, NULL,
+				  flags);
+}
+
+/* The four injects: the short path inline, then a tail call
+ * (rivet_rdm_inject_post, or rivet_rdm_inject_any). */
+static inline __attribute__((always_inline)) ssize_t
+rivet_rdm_inject_entry(struct fid_ep *fid, const void *buf, size_t len,
+		       uint64_t data, fi_addr_t dest, uint64_t tag,
+		       uint16_t wflags)
+{
+	struct rivet_conn *conn = rivet_rdm_inject_conn(to_rrdm(fid), buf, len,
+							dest, true);
+
+	if (__builtin_expect(conn != NULL, 1))
+		return rivet_rdm_inject_post(conn, buf, len, data, tag, wflags);
+	return rivet_rdm_inject_any(fid, buf, len, data, dest, tag, wflags);
+}
+
 static ssize_t rivet_rdm_inject(struct fid_ep *fid, const void *buf,
 				size_t len, fi_addr_t dest)
 {
-	ssize_t ret = rivet_rdm_inject_direct(to_rrdm(fid), buf, len, 0, dest,
-					      0, false, false);
-
-	if (ret != RIVET_RDM_SLOW)
-		return ret;
-	return rivet_rdm_msg_send(fid, buf, len, NULL, 0, dest, NULL,
-				  FI_INJECT | RIVET_RDM_SILENT);
+	return rivet_rdm_inject_entry(fid, buf, len, 0, dest, 0, 0);
 }
 
 static ssize_t rivet_rdm_injectdata(struct fid_ep *fid, const void *buf,
 				    size_t len, uint64_t data, fi_addr_t dest)
 {
-	ssize_t ret = rivet_rdm_inject_direct(to_rrdm(fid), buf, len, data,
-					      dest, 0, false, true);
-
-	if (ret != RIVET_RDM_SLOW)
-		return ret;
-	return rivet_rdm_msg_send(fid, buf, len, NULL, data, dest, NULL,
-				  FI_INJECT | FI_REMOTE_CQ_DATA |
-				  RIVET_RDM_SILENT);
+	return rivet_rdm_inject_entry(fid, buf, len, data, dest, 0,
+				      RIVET_WF_CQ_DATA);
 }
 
 struct fi_ops_msg g_rivet_rdm_msg_ops = {
@@ -471,39 +589,19 @@ static ssize_t rivet_rdm_tsenddata(struct fid_ep *fid, const void *buf,
 				      FI_REMOTE_CQ_DATA);
 }
 
-/* Not the short path's case: the general path (a tail call, so that the
- * short path's frame holds nothing for it). */
-static __attribute__((noinline)) ssize_t
-rivet_rdm_tinject_any(struct fid_ep *fid, const void *buf, size_t len,
-		      fi_addr_t dest, uint64_t tag)
-{
-	return rivet_rdm_tsend_common(fid, buf, len, NULL, 0, dest, tag, NULL,
-				      FI_INJECT | RIVET_RDM_SILENT);
-}
-
 static ssize_t rivet_rdm_tinject(struct fid_ep *fid, const void *buf,
 				 size_t len, fi_addr_t dest, uint64_t tag)
 {
-	ssize_t ret = rivet_rdm_inject_direct(to_rrdm(fid), buf, len, 0, dest,
-					      tag, true, false);
-
-	if (ret != RIVET_RDM_SLOW)
-		return ret;
-	return rivet_rdm_tinject_any(fid, buf, len, dest, tag);
+	return rivet_rdm_inject_entry(fid, buf, len, 0, dest, tag,
+				      RIVET_WF_TAGGED);
 }
 
 static ssize_t rivet_rdm_tinjectdata(struct fid_ep *fid, const void *buf,
 				     size_t len, uint64_t data, fi_addr_t dest,
 				     uint64_t tag)
 {
-	ssize_t ret = rivet_rdm_inject_direct(to_rrdm(fid), buf, len, data,
-					      dest, tag, true, true);
-
-	if (ret != RIVET_RDM_SLOW)
-		return ret;
-	return rivet_rdm_tsend_common(fid, buf, len, NULL, data, dest, tag,
-				      NULL, FI_INJECT | FI_REMOTE_CQ_DATA |
-				      RIVET_RDM_SILENT);
+	return rivet_rdm_inject_entry(fid, buf, len, data, dest, tag,
+				      RIVET_WF_TAGGED | RIVET_WF_CQ_DATA);
 }
 
 struct fi_ops_tagged g_rivet_rdm_tagged_ops = {

@@ -112,9 +112,10 @@ static inline struct rivet_conn *rivet_rx_conn(struct rivet_rdm_ep *ep,
 static inline bool rivet_rx_whole(const struct rivet_wire_hdr *hdr,
 				  size_t len)
 {
-	if (len >= sizeof(*hdr) && hdr->op == RIVET_OP_EAGER &&
-	    hdr->version == RIVET_WIRE_VERSION &&
-	    hdr->len <= len - sizeof(*hdr))
+	if (__builtin_expect(len >= sizeof(*hdr) &&
+			     hdr->op == RIVET_OP_EAGER &&
+			     hdr->version == RIVET_WIRE_VERSION &&
+			     hdr->len <= len - sizeof(*hdr), 1))
 		return true;
 	return !rivet_wire_check(hdr, len);
 }
@@ -136,17 +137,18 @@ static void rivet_rx_take_trunc(struct rivet_rdm_ep *ep,
 
 /* The common arrival, inline: an eager message that a posted receive of
  * one buffer (not FI_MULTI_RECV) takes whole, as rivet_rx_deliver_eager
- * and rivet_rx_retire would, without their calls and copies; m: the
- * index it is filed in, NULL for the queue's solo receive (already
- * taken off). */
+ * and rivet_rx_retire would, without their calls and copies; q: the
+ * endpoint's receive queue; m: the index it is filed in, NULL for the
+ * queue's solo receive (already taken off: a tagged one). */
 static inline __attribute__((always_inline)) void
-rivet_rx_take_whole(struct rivet_rdm_ep *ep, struct rivet_match *m,
-		    struct rivet_rx_op *rx, fi_addr_t src,
-		    const struct rivet_wire_hdr *hdr, const void *payload)
+rivet_rx_take_whole(struct rivet_rdm_ep *ep, struct rivet_rdm_rxq *q,
+		    struct rivet_match *m, struct rivet_rx_op *rx,
+		    fi_addr_t src, const struct rivet_wire_hdr *hdr,
+		    const void *payload)
 {
 	size_t n = RIVET_MIN(rx->iov[0].iov_len, hdr->len);
 	bool cq_data = hdr->flags & RIVET_WF_CQ_DATA;
-	uint64_t tag = (rx->cq_flags & FI_TAGGED) ? hdr->tag : 0;
+	uint64_t tag = (!m || (rx->cq_flags & FI_TAGGED)) ? hdr->tag : 0;
 
 	rivet_copy_small(rx->iov[0].iov_base, payload, n);
 	if (__builtin_expect(n < hdr->len, 0)) {
@@ -163,9 +165,11 @@ rivet_rx_take_whole(struct rivet_rdm_ep *ep, struct rivet_match *m,
 	if (m)
 		rivet_match_recv_remove(m, &rx->me);
 	rx->posted = false;
-	rx->released = true;
-	if (!rx->inflight)
-		rivet_rdm_rxq_put(ep->rxq, rx);
+	/* one buffer: offset 0, not multi; released as a free op */
+	if (__builtin_expect(!rx->inflight, 1))
+		rivet_rdm_rxq_put_plain(q, rx);
+	else
+		rx->released = true;
 }
 
 /* An eager message: matched, and taken whole inline, or handed to
@@ -175,7 +179,8 @@ rivet_rx_eager(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	       const struct rivet_wire_hdr *hdr, const void *payload)
 {
 	bool tagged = hdr->flags & RIVET_WF_TAGGED;
-	struct rivet_rx_op *rx = ep->rxq->solo;
+	struct rivet_rdm_rxq *q = ep->rxq;
+	struct rivet_rx_op *rx = q->solo;
 	fi_addr_t src = rivet_conn_src(conn);
 	struct rivet_match_recv *r;
 	struct rivet_match *m;
@@ -185,19 +190,20 @@ rivet_rx_eager(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 		if (__builtin_expect(rivet_match_addr(rx->addr, src) &&
 				     rivet_match_tag(rx->tag, rx->ignore,
 						     hdr->tag), 1)) {
-			ep->rxq->solo = NULL;
-			rivet_rx_take_whole(ep, NULL, rx, src, hdr, payload);
+			q->solo = NULL;
+			rivet_rx_take_whole(ep, q, NULL, rx, src, hdr,
+					    payload);
 		} else {
 			rivet_rx_matched(ep, conn, hdr, payload, NULL, NULL);
 		}
 		return;
 	}
-	m = rivet_rdm_match(ep, tagged);
+	m = tagged ? &q->match_tag : &q->match_msg;
 	/* a receive's source is FI_ADDR_UNSPEC without FI_DIRECTED_RECV */
 	r = rivet_match_recv_find(m, src, tagged ? hdr->tag : 0);
 	rx = container_of(r, struct rivet_rx_op, me);
 	if (__builtin_expect(r && !rx->multi && rx->count == 1, 1))
-		rivet_rx_take_whole(ep, m, rx, src, hdr, payload);
+		rivet_rx_take_whole(ep, q, m, rx, src, hdr, payload);
 	else
 		rivet_rx_matched(ep, conn, hdr, payload, NULL, r);
 }
@@ -519,9 +525,10 @@ ssize_t rivet_rdm_ep_read(struct rivet_progress_src *src, struct rivet_cq *cq,
 			  void *buf, size_t count, fi_addr_t *src_addr)
 {
 	struct rivet_rdm_ep *ep = container_of(src, struct rivet_rdm_ep, psrc);
+	struct rivet_domain *dom;
 	size_t dn;
 
-	if (__builtin_expect(ep->locking || !ep->enabled || cq->count ||
+	if (__builtin_expect(!ep->nolock_ready || cq->count ||
 			     cq->errs_count || cq->dbuf, 0))
 		return rivet_cq_readfrom_any(cq, buf, count, src_addr);
 	cq->dbuf = buf;
@@ -529,11 +536,14 @@ ssize_t rivet_rdm_ep_read(struct rivet_progress_src *src, struct rivet_cq *cq,
 	cq->dn = 0;
 	cq->dmax = count;
 	rivet_rdm_progress_pass(ep);
+	/* the arguments back from cq: none is held across the pass */
+	buf = cq->dbuf;
 	cq->dbuf = NULL;
-	rivet_trig_poll(cq->domain);	/* counters it moved */
+	dom = cq->domain;
+	rivet_trig_poll(dom);	/* counters it moved */
 	dn = cq->dn;
 	if (__builtin_expect(!dn || rivet_cq_has_deferred(cq), 0))
-		return rivet_cq_read_rest(cq, buf, count, src_addr);
-	rivet_domain_polled(cq->domain, true);
+		return rivet_cq_read_rest(cq, buf, cq->dmax, cq->dsrc);
+	rivet_domain_polled(dom, true);
 	return (ssize_t)dn;
 }

@@ -69,7 +69,6 @@ rivet_rdm_rx_alloc(struct rivet_rdm_rxq *q, const struct rivet_rdm_req *req,
 	rx->offset = rx->inflight = 0;
 	rx->released = rx->posted = false;
 	rx->context = req->context;
-	rx->op_flags = req->flags;
 	rx->cq_flags = FI_RECV | (req->tagged ? FI_TAGGED : FI_MSG);
 	rx->addr = q->directed ? req->addr : FI_ADDR_UNSPEC;
 	rx->tag = req->tagged ? req->tag : 0;
@@ -333,11 +332,9 @@ ssize_t rivet_rdm_recv(struct rivet_rdm_ep *ep,
 /* The cold parts of rivet_rdm_trecv1, out of its frame. */
 static __attribute__((noinline)) struct rivet_rx_op *rivet_rdm_rx_new(void)
 {
-	struct rivet_rx_op *rx = malloc(sizeof(*rx));
-
-	if (rx)
-		rx->next = NULL;	/* taken as the free list's rest */
-	return rx;
+	/* as a free one: next (taken as the free list's rest), offset,
+	 * inflight 0, multi, released false */
+	return calloc(1, sizeof(struct rivet_rx_op));
 }
 
 static __attribute__((noinline)) void
@@ -366,21 +363,17 @@ rivet_rdm_rx_file(struct rivet_rdm_rxq *q, struct rivet_rx_op *rx)
 }
 
 /* A one-buffer receive's op, taken off the free list (rivet_rdm_trecv1
- * and its fast path). */
+ * and its fast path): what a free op holds as it should (struct
+ * rivet_rx_op) is left, and len, which only FI_MULTI_RECV reads. */
 static inline __attribute__((always_inline)) void
-rivet_rdm_rx_fill1(struct rivet_rdm_ep *ep, struct rivet_rdm_rxq *q,
-		   struct rivet_rx_op *rx, void *buf, size_t len, void *desc,
-		   fi_addr_t addr, uint64_t tag, uint64_t ignore,
-		   void *context)
+rivet_rdm_rx_fill1(struct rivet_rdm_rxq *q, struct rivet_rx_op *rx,
+		   void *buf, size_t len, void *desc, fi_addr_t addr,
+		   uint64_t tag, uint64_t ignore, void *context, bool report)
 {
 	q->rx_free = rx->next;
 	q->rx_ops_used++;
-	rx->next = NULL;
-	rx->offset = rx->inflight = 0;
-	rx->released = rx->posted = false;
-	rx->multi = false;
+	rx->posted = false;
 	rx->context = context;
-	rx->op_flags = ep->rx_op_flags;
 	rx->cq_flags = FI_RECV | FI_TAGGED;
 	rx->addr = addr;
 	rx->tag = tag;
@@ -388,8 +381,7 @@ rivet_rdm_rx_fill1(struct rivet_rdm_ep *ep, struct rivet_rdm_rxq *q,
 	rx->count = 1;
 	rx->iov[0] = (struct iovec) { .iov_base = buf, .iov_len = len };
 	rx->desc[0] = desc;
-	rx->len = len;
-	rx->report = !q->rx_selective || (ep->rx_op_flags & FI_COMPLETION);
+	rx->report = report;
 }
 
 /* rivet_rdm_trecv1 in every case (its fast path's fallback). */
@@ -424,9 +416,10 @@ rivet_rdm_trecv1_any(struct rivet_rdm_ep *ep, void *buf, size_t len,
 		ret = -FI_ENOMEM;
 		goto out;
 	}
-	rivet_rdm_rx_fill1(ep, q, rx, buf, len, desc,
+	rivet_rdm_rx_fill1(q, rx, buf, len, desc,
 			   q->directed ? src : FI_ADDR_UNSPEC, tag, ignore,
-			   context);
+			   context, !q->rx_selective ||
+				    (ep->rx_op_flags & FI_COMPLETION));
 	if (q->match_tag.msgs) {	/* messages wait: the general post */
 		rivet_rdm_rx_post_any(q, rx);
 		goto out;
@@ -443,12 +436,12 @@ out:
 }
 
 /* fi_trecv of one buffer on an endpoint of its own queue, whose op_flags
- * hold nothing that changes a receive (rivet_rdm_trecv looks): what
+ * hold nothing that changes a receive, with no lock (ep->rx_plain): what
  * rivet_rdm_recv does, without the request and its iov array, and
  * posted at once when no message waits: as the queue's solo receive
  * when no other is posted (the common case: no call), else filed
- * (rivet_rdm_rx_file).  rivet_rdm_trecv1_any takes the rest (a lock,
- * no free op, a message waiting). */
+ * (rivet_rdm_rx_file).  rivet_rdm_trecv1_any takes the rest (no free
+ * op, a message waiting). */
 static inline __attribute__((always_inline)) ssize_t
 rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len, void *desc,
 		 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
@@ -457,13 +450,13 @@ rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len, void *desc,
 	struct rivet_rx_op *rx = q->rx_free;
 	fi_addr_t addr = q->directed ? src : FI_ADDR_UNSPEC;
 
-	if (__builtin_expect(ep->locking || !ep->enabled || q->unresolved ||
-			     !rx || q->rx_ops_used >= q->rx_size ||
+	if (__builtin_expect(q->unresolved || !rx ||
+			     q->rx_ops_used >= q->rx_size ||
 			     q->match_tag.msgs || (len && !buf), 0))
 		return rivet_rdm_trecv1_any(ep, buf, len, desc, src, tag,
 					    ignore, context);
-	rivet_rdm_rx_fill1(ep, q, rx, buf, len, desc, addr, tag, ignore,
-			   context);
+	rivet_rdm_rx_fill1(q, rx, buf, len, desc, addr, tag, ignore, context,
+			   ep->rx_report);
 	rx->posted = true;
 	if (__builtin_expect(!q->solo && !q->match_tag.nposted, 1))
 		q->solo = rx;
@@ -473,21 +466,74 @@ rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len, void *desc,
 }
 
 /* fi_trecv: an endpoint's own receive, of no special kind, takes the
- * one-buffer path (inline); the rest rivet_rdm_trecv_any (a tail
- * call). */
+ * one-buffer path (inline) when it needs no lock, else
+ * rivet_rdm_trecv1_any; the rest rivet_rdm_trecv_any (tail calls). */
 ssize_t rivet_rdm_trecv(struct fid_ep *fid, void *buf, size_t len, void *desc,
 			fi_addr_t src, uint64_t tag, uint64_t ignore,
 			void *context)
 {
 	struct rivet_rdm_ep *ep = to_rrdm(fid);
 
-	if (fid->fid.fclass == FI_CLASS_EP && !ep->srx &&
-	    !(ep->rx_op_flags &
-	      (FI_TRIGGER | FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD)))
+	if (__builtin_expect(ep->rx_plain, 1))
 		return rivet_rdm_trecv1(ep, buf, len, desc, src, tag, ignore,
 					context);
+	if (fid->fid.fclass == FI_CLASS_EP && !ep->srx &&
+	    !(ep->rx_op_flags & RIVET_RDM_RX_SPECIAL))
+		return rivet_rdm_trecv1_any(ep, buf, len, desc, src, tag,
+					    ignore, context);
 	return rivet_rdm_trecv_any(fid, buf, len, desc, src, tag, ignore,
 				   context);
+}
+
+/* ---- the queue ---- */
+
+static void rivet_rdm_ep_free_recv(struct rivet_match_recv *r, void *arg)
+{
+	(void)arg;
+	free(container_of(r, struct rivet_rx_op, me));
+}
+
+/* Frees the receives and messages still held, then the engine's own. */
+static void rivet_rdm_ep_drain_match(struct rivet_match *m)
+{
+	struct rivet_match_msg *u;
+
+	rivet_match_recv_drain(m, rivet_rdm_ep_free_recv, NULL);
+	while ((u = rivet_match_msg_any(m))) {
+		rivet_match_msg_remove(m, u);
+		free(container_of(u, struct rivet_unexp, me));
+	}
+	rivet_match_destruct(m);
+}
+
+void rivet_rdm_rxq_construct(struct rivet_rdm_rxq *q, size_t rx_size,
+			     bool directed)
+{
+	rivet_match_construct(&q->match_msg);
+	rivet_match_construct(&q->match_tag);
+	q->match_msg.list_max = g_rivet_params.match_list_max;
+	q->match_tag.list_max = g_rivet_params.match_list_max;
+	q->solo = NULL;
+	q->rx_free = NULL;
+	q->rx_ops_used = 0;
+	q->rx_size = rx_size;
+	q->directed = directed;
+	q->rx_selective = false;
+	q->unresolved = false;
+	q->resolved_gen = 0;
+}
+
+void rivet_rdm_rxq_destruct(struct rivet_rdm_rxq *q)
+{
+	struct rivet_rx_op *rx;
+
+	rivet_rdm_unsolo(q);
+	rivet_rdm_ep_drain_match(&q->match_msg);
+	rivet_rdm_ep_drain_match(&q->match_tag);
+	while ((rx = q->rx_free)) {
+		q->rx_free = rx->next;
+		free(rx);
+	}
 }
 
 /* ---- fi_cancel ---- */
