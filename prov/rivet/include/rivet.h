@@ -53,10 +53,12 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include "rivet_abi.h"
+
 #define RIVET_PROV_NAME "rivet"
 #define RIVET_PROV_VERSION FI_VERSION(0, 1)
 /* Our MSG wire: plain RC plus a 2-byte header in the CM private data. */
-#define RIVET_PROTO_MSG (FI_PROV_SPECIFIC | 0x7276)
+#define RIVET_PROTO_MSG (RIVET_PROTO_SPECIFIC | 0x7276)
 #define RIVET_PROTO_VERSION 1
 
 #define RIVET_CM_HDR_SIZE 2
@@ -257,7 +259,7 @@ struct rivet_info_limits {
 };
 /* ep_attr->protocol of the RDM wire (docs/protocol.md); here so that the
  * info code needs none of the RDM headers. */
-#define RIVET_PROTO_RDM (FI_PROV_SPECIFIC | 0x7277)
+#define RIVET_PROTO_RDM (RIVET_PROTO_SPECIFIC | 0x7277)
 /* fi_endpoint(3)'s generic, unstructured tag format (alternating bits);
  * libfabric's own FI_TAG_GENERIC is internal to it. */
 #define RIVET_TAG_GENERIC 0xAAAAAAAAAAAAAAAAULL
@@ -332,6 +334,7 @@ void rivet_id_set_ack_timeout(struct rdma_cm_id *id);
 /* ---- fabric, domain (rivet_fabric.c, rivet_domain.c) ---- */
 struct rivet_fabric {
 	struct fid_fabric fabric_fid;
+	uint32_t api_version;	/* the application's: its structs' layout */
 	atomic_int refcnt;
 	char *name;
 };
@@ -518,8 +521,8 @@ struct rivet_mr {
  * >= 1.5 FI_MR_VIRT_ADDR, or the legacy basic / unspecified modes). */
 static inline bool rivet_domain_virt_addr(const struct rivet_domain *dom)
 {
-	return (dom->mr_mode & FI_MR_VIRT_ADDR) || dom->mr_mode == FI_MR_BASIC ||
-	       dom->mr_mode == FI_MR_UNSPEC;
+	return (dom->mr_mode & FI_MR_VIRT_ADDR) || dom->mr_mode == RIVET_MR_BASIC ||
+	       dom->mr_mode == RIVET_MR_UNSPEC;
 }
 
 /* Under dom->mr_lock: the region of rkey, NULL if none. */
@@ -818,6 +821,7 @@ struct rivet_cq {
 	 * reads and waits drive them through the progress seam */
 	struct rivet_progress_set srcs;
 	char err_buf[192];	/* backing for the last readerr's err_data */
+	uint32_t api_version;	/* the fabric's: how readerr lays out */
 	/* what completion hooks left to run outside cq->lock (the next
 	 * steps of emulated MSG atomics), from reads and counter reads */
 	struct rivet_cq_deferred *deferred;

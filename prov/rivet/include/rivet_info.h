@@ -26,22 +26,30 @@
 #define RIVET_RDM_RX_CAPS \
 	(FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
 	 FI_MULTI_RECV | FI_RMA | FI_ATOMIC | FI_REMOTE_READ | \
-	 FI_REMOTE_WRITE | FI_RMA_EVENT)
+	 FI_REMOTE_WRITE | FI_RMA_EVENT | RIVET_CAP_V2_ONLY)
 /* Capabilities that cost something when on: only given when asked for */
 #define RIVET_ASKED_CAPS (FI_RMA_EVENT | FI_FENCE | FI_TRIGGER)
 /* What needs remote keys: RMA and atomics alike */
 #define RIVET_REMOTE_CAPS (FI_RMA | FI_ATOMIC)
 
-/* Every capability libfabric 1.17 defines, and the provider-specific bits;
- * anything else in a caps field is not a capability at all. */
+/* Every capability that API 1.17 and 2.x both define, and the
+ * provider-specific bits; with those of the application's version
+ * (rivet_abi.h), anything else in a caps field is not a capability. */
 #define RIVET_KNOWN_CAPS \
 	(FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | FI_MULTICAST | \
 	 FI_COLLECTIVE | FI_READ | FI_WRITE | FI_RECV | FI_SEND | \
 	 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_MULTI_RECV | FI_TRIGGER | \
-	 FI_FENCE | FI_AV_USER_ID | FI_PEER | FI_XPU_TRIGGER | FI_HMEM | \
-	 FI_VARIABLE_MSG | FI_RMA_PMEM | FI_SOURCE_ERR | FI_LOCAL_COMM | \
+	 FI_FENCE | FI_AV_USER_ID | FI_PEER | FI_HMEM | \
+	 FI_RMA_PMEM | FI_SOURCE_ERR | FI_LOCAL_COMM | \
 	 FI_REMOTE_COMM | FI_SHARED_AV | FI_RMA_EVENT | FI_SOURCE | \
 	 FI_NAMED_RX_CTX | FI_DIRECTED_RECV | (0xfULL << 60))
+
+/* What a caps field of an application of this version may hold. */
+static inline uint64_t rivet_known_caps(uint32_t version)
+{
+	return RIVET_KNOWN_CAPS |
+	       (rivet_api_v2(version) ? RIVET_CAP_V2_ONLY : RIVET_CAP_V1_ONLY);
+}
 
 /* RC: reads and sends are not ordered behind earlier reads (no WAR, SAR)
  * unless fenced; everything else is. */

@@ -15,7 +15,7 @@
 #include "rivet_mr_cache.h"
 #include "rivet_proto.h"
 
-#define RIVET_PROTO_RDM (FI_PROV_SPECIFIC | 0x7277)
+#define RIVET_PROTO_RDM (RIVET_PROTO_SPECIFIC | 0x7277)
 
 struct rivet_rdm_ep;
 struct rivet_rdm_srx;
@@ -290,7 +290,7 @@ struct rivet_rdm_rxq {
 	struct rivet_rx_op *solo;
 	struct rivet_rx_op *rx_free;	/* linked by next */
 	size_t rx_ops_used, rx_size;
-	bool directed;			/* FI_DIRECTED_RECV */
+	bool directed_msg, directed_tag;	/* receives name a source */
 	bool rx_selective;		/* report only FI_COMPLETION receives */
 	/* unexpected messages came from peers not in the AV (an accepted
 	 * connection whose source was FI_ADDR_NOTAVAIL); a receive looks
@@ -302,7 +302,7 @@ struct rivet_rdm_rxq {
 };
 
 void rivet_rdm_rxq_construct(struct rivet_rdm_rxq *q, size_t rx_size,
-			     bool directed);
+			     uint64_t caps, uint32_t version);
 /* Frees the receives and messages still held. */
 void rivet_rdm_rxq_destruct(struct rivet_rdm_rxq *q);
 

@@ -459,6 +459,7 @@ static int rivet_cq_construct(struct rivet_cq *cq, struct rivet_domain *domain,
 	int ret;
 
 	cq->domain = domain;
+	cq->api_version = domain->fabric->api_version;
 	rivet_progress_set_construct(&cq->srcs,
 				     domain->threading != FI_THREAD_DOMAIN);
 	cq->wait.epfd = cq->wait.efd = -1;

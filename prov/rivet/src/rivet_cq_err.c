@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rivet.h"
+#include "rivet_abi.h"
 
 int rivet_perr_of(int err)
 {
@@ -135,24 +136,51 @@ int rivet_wc_status_to_fi(int status)
 	}
 }
 
-/* A readerr entry: the caller's err_data when it gave room, else the
- * entry's words in the CQ's own buffer (until the next readerr). */
+size_t rivet_cq_err_entry_size(uint32_t version)
+{
+	size_t v1_5 = offsetof(struct fi_cq_err_entry, err_data_size) +
+		      sizeof(size_t);
+
+	if (!RIVET_API_AT_LEAST(version, 1, 5))
+		return offsetof(struct fi_cq_err_entry, err_data_size);
+	if (!RIVET_API_AT_LEAST(version, 1, 20))
+		return v1_5;
+	return v1_5 + sizeof(fi_addr_t);
+}
+
+/*
+ * A readerr entry, written as the application's API lays it out (its
+ * fabric's api_version): never past the end of an older, shorter entry.
+ * err_data: the caller's when it gave room (API >= 1.5), else the entry's
+ * words in the CQ's own buffer (until the next readerr).  From 1.20 on,
+ * src_addr is the peer when rivet knows it.
+ */
 void rivet_cq_err_fill(struct rivet_cq *cq, const struct rivet_cq_entry *e,
 		       struct fi_cq_err_entry *buf)
 {
-	bool own = !buf->err_data_size;
-	void *user_data = own ? NULL : buf->err_data;
-
-	if (own)
-		rivet_cq_err_text(e, cq->err_buf, sizeof(cq->err_buf));
-	*buf = (struct fi_cq_err_entry) {
+	uint32_t version = cq->api_version;
+	bool own = !RIVET_API_AT_LEAST(version, 1, 5) || !buf->err_data_size;
+	size_t size = rivet_cq_err_entry_size(version);
+	unsigned char out[sizeof(struct fi_cq_err_entry) + sizeof(fi_addr_t)];
+	struct fi_cq_err_entry entry = {
 		.op_context = e->op_context, .flags = e->flags,
 		.len = e->len, .buf = e->buf, .data = e->data,
 		.err = e->err, .prov_errno = e->prov_errno,
 		.tag = e->tag, .olen = e->olen,
-		.err_data = own ? cq->err_buf : user_data,
-		.err_data_size = own ? strlen(cq->err_buf) + 1 : 0,
+		.err_data = own ? cq->err_buf : buf->err_data,
 	};
+	fi_addr_t src = e->src == FI_ADDR_UNSPEC ? FI_ADDR_NOTAVAIL : e->src;
+
+	if (own) {
+		rivet_cq_err_text(e, cq->err_buf, sizeof(cq->err_buf));
+		entry.err_data_size = strlen(cq->err_buf) + 1;
+	}
+	/* built on headers older than 1.20, the struct has no src_addr:
+	 * place it by the 1.20 layout, which is what such a reader has */
+	memcpy(out, &entry, sizeof(entry));
+	memcpy(out + rivet_cq_err_entry_size(FI_VERSION(1, 19)), &src,
+	       sizeof(src));
+	memcpy(buf, out, size);
 }
 
 const char *rivet_cq_strerror(struct fid_cq *cq_fid, int prov_errno,

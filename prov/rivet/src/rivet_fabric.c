@@ -97,6 +97,9 @@ int rivet_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_p,
 	if (!fab)
 		return -FI_ENOMEM;
 	fab->name = attr->name ? strdup(attr->name) : NULL;
+	/* 0: a hand-made attr; take this build's layout */
+	fab->api_version = attr->api_version ? attr->api_version :
+			   RIVET_API_VERSION;
 	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
 	fab->fabric_fid.fid.context = context;
 	fab->fabric_fid.fid.ops = &g_rivet_fabric_fi_ops;

@@ -20,8 +20,8 @@ static const struct rivet_ep_type g_ep_types[] = {
 		.mode = FI_RX_CQ_DATA,
 		.msg_order = RIVET_MSG_ORDER,
 		.rma_order = RIVET_RMA_ORDER,
-		.tx_comp_order = FI_ORDER_STRICT,
-		.rx_comp_order = FI_ORDER_STRICT | FI_ORDER_DATA,
+		.tx_comp_order = RIVET_ORDER_STRICT,
+		.rx_comp_order = RIVET_ORDER_STRICT | RIVET_ORDER_DATA,
 		.tx_op_flags = RIVET_TX_OP_FLAGS,
 		.rx_op_flags = FI_COMPLETION | FI_MULTI_RECV,
 		.iov_limit = RIVET_IOV_LIMIT_MAX,
@@ -53,8 +53,8 @@ static const struct rivet_ep_type g_ep_types[] = {
 		 * after later eagers) */
 		.msg_order = RIVET_RDM_ORDER,
 		.rma_order = RIVET_RMA_ORDER,
-		.tx_comp_order = FI_ORDER_NONE,
-		.rx_comp_order = FI_ORDER_NONE,
+		.tx_comp_order = RIVET_ORDER_NONE,
+		.rx_comp_order = RIVET_ORDER_NONE,
 		.tx_op_flags = RIVET_RDM_TX_OP_FLAGS,
 		.rx_op_flags = FI_COMPLETION | FI_MULTI_RECV,
 		.iov_limit = RIVET_RDM_IOV_LIMIT,
@@ -90,10 +90,10 @@ static const struct rivet_ep_type g_ep_types[] = {
 		.tx_caps = RIVET_DGRAM_TX_CAPS,
 		.rx_caps = RIVET_DGRAM_RX_CAPS,
 		/* UD may drop and reorder datagrams */
-		.msg_order = FI_ORDER_NONE,
+		.msg_order = RIVET_ORDER_NONE,
 		/* each work queue completes in order */
-		.tx_comp_order = FI_ORDER_STRICT,
-		.rx_comp_order = FI_ORDER_STRICT,
+		.tx_comp_order = RIVET_ORDER_STRICT,
+		.rx_comp_order = RIVET_ORDER_STRICT,
 		.tx_op_flags = RIVET_DGRAM_TX_OP_FLAGS,
 		.rx_op_flags = FI_COMPLETION,
 		.iov_limit = RIVET_DGRAM_IOV_LIMIT_INFO,
@@ -181,7 +181,7 @@ static int rivet_info_build_names(struct fi_info *fi,
 	    (lim->domain_name && !fi->domain_attr->name))
 		return -FI_ENOMEM;
 	f->prov_version = RIVET_PROV_VERSION;
-	f->api_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
+	f->api_version = RIVET_API_VERSION;
 	return 0;
 }
 

@@ -55,18 +55,21 @@ static const struct {
 	{ FI_RMA_EVENT, FI_RMA | FI_ATOMIC },
 	{ FI_RMA_PMEM, FI_RMA },
 	{ FI_MULTICAST, FI_MSG },
-	{ FI_VARIABLE_MSG, FI_MSG | FI_TAGGED },
 	{ FI_SOURCE_ERR, FI_SOURCE },
-	{ FI_XPU_TRIGGER, FI_TRIGGER },
+	/* API 1.x only: 2.0 gave these bits other meanings */
+	{ RIVET_CAP_V1_VARIABLE_MSG, FI_MSG | FI_TAGGED },
+	{ RIVET_CAP_V1_XPU_TRIGGER, FI_TRIGGER },
 };
+#define RIVET_CAP_DEPS_V2 (RIVET_COUNT(g_cap_deps) - 2)
 
-static bool rivet_caps_valid(uint64_t caps)
+static bool rivet_caps_valid(uint32_t version, uint64_t caps)
 {
-	size_t i;
+	size_t i, n = rivet_api_v2(version) ? RIVET_CAP_DEPS_V2 :
+					      RIVET_COUNT(g_cap_deps);
 
-	if (caps & ~RIVET_KNOWN_CAPS)
+	if (caps & ~rivet_known_caps(version))
 		return false;
-	for (i = 0; i < RIVET_COUNT(g_cap_deps); i++) {
+	for (i = 0; i < n; i++) {
 		if ((caps & g_cap_deps[i].cap) && !(caps & g_cap_deps[i].needs))
 			return false;
 	}
@@ -76,12 +79,13 @@ static bool rivet_caps_valid(uint64_t caps)
 static int rivet_match_valid_caps(struct rivet_match *m)
 {
 	const struct fi_info *h = m->hints;
+	uint64_t unknown = ~rivet_known_caps(m->version);
 
-	if (!rivet_caps_valid(h->caps))
+	if (!rivet_caps_valid(m->version, h->caps))
 		return rivet_match_fail(-FI_EBADFLAGS, "caps");
-	if ((h->tx_attr && (h->tx_attr->caps & ~RIVET_KNOWN_CAPS)) ||
-	    (h->rx_attr && (h->rx_attr->caps & ~RIVET_KNOWN_CAPS)) ||
-	    (h->domain_attr && (h->domain_attr->caps & ~RIVET_KNOWN_CAPS)))
+	if ((h->tx_attr && (h->tx_attr->caps & unknown)) ||
+	    (h->rx_attr && (h->rx_attr->caps & unknown)) ||
+	    (h->domain_attr && (h->domain_attr->caps & unknown)))
 		return rivet_match_fail(-FI_EBADFLAGS, "tx/rx/domain caps");
 	return 0;
 }
@@ -89,25 +93,30 @@ static int rivet_match_valid_caps(struct rivet_match *m)
 static bool rivet_mr_mode_valid(uint32_t version, int mr_mode)
 {
 	if (rivet_match_legacy_version(version))
-		return mr_mode >= FI_MR_UNSPEC && mr_mode <= FI_MR_SCALABLE;
+		return mr_mode >= RIVET_MR_UNSPEC && mr_mode <= RIVET_MR_SCALABLE;
 	/* Unknown bits are fine: fi_info(1) and others pass
 	 * ~(FI_MR_BASIC | FI_MR_SCALABLE), "every mode".  But "FI_MR_BASIC
 	 * must be set alone", and so must FI_MR_SCALABLE. */
-	return !(mr_mode & (FI_MR_BASIC | FI_MR_SCALABLE)) ||
-	       mr_mode == FI_MR_BASIC || mr_mode == FI_MR_SCALABLE;
+	return !(mr_mode & (RIVET_MR_BASIC | RIVET_MR_SCALABLE)) ||
+	       mr_mode == RIVET_MR_BASIC || mr_mode == RIVET_MR_SCALABLE;
 }
 
 static int rivet_match_valid_enums(struct rivet_match *m)
 {
 	const struct fi_domain_attr *d = m->hints->domain_attr;
 	const struct fi_ep_attr *e = m->hints->ep_attr;
+	unsigned int max_type = rivet_api_v2(m->version) ?
+				FI_EP_RDM : RIVET_EP_TYPE_MAX_V1;
+	unsigned int max_ctrl = RIVET_API_AT_LEAST(m->version, 1, 21) ?
+				RIVET_PROGRESS_CONTROL_UNIFIED :
+				FI_PROGRESS_MANUAL;
 
-	if (e && (unsigned int)e->type > FI_EP_SOCK_DGRAM)
+	if (e && (unsigned int)e->type > max_type)
 		return rivet_match_fail(-FI_EINVAL, "ep_attr->type");
 	if (!d)
 		return 0;
 	if ((unsigned int)d->threading > FI_THREAD_ENDPOINT ||
-	    (unsigned int)d->control_progress > FI_PROGRESS_MANUAL ||
+	    (unsigned int)d->control_progress > max_ctrl ||
 	    (unsigned int)d->data_progress > FI_PROGRESS_MANUAL ||
 	    (unsigned int)d->resource_mgmt > FI_RM_ENABLED ||
 	    (unsigned int)d->av_type > FI_AV_TABLE)
@@ -212,7 +221,7 @@ static uint64_t rivet_match_remote_unwanted(const struct rivet_match *m)
 		drop |= FI_RMA;
 	if (m->type->mr_mode_rma &&
 	    !rivet_match_legacy_version(m->version) &&
-	    !(hd->mr_mode & (FI_MR_BASIC | FI_MR_SCALABLE)) &&
+	    !(hd->mr_mode & (RIVET_MR_BASIC | RIVET_MR_SCALABLE)) &&
 	    (hd->mr_mode & need) != need)
 		drop |= RIVET_REMOTE_CAPS;
 	if (drop && !(m->fi->caps & RIVET_REMOTE_CAPS & ~drop))
@@ -232,7 +241,8 @@ static int rivet_match_caps(struct rivet_match *m)
 				 RIVET_ASKED_CAPS);
 		return 0;
 	}
-	if (want & ~rivet_ep_type_caps(m->type))
+	if (want & ~(rivet_ep_type_caps(m->type) &
+		     rivet_caps_of_version(m->version)))
 		return rivet_match_fail(-FI_ENODATA, "caps");
 	m->fi->caps = rivet_caps_expand(want & ~RIVET_DOMAIN_CAPS) |
 		      RIVET_DOMAIN_CAPS;
@@ -290,17 +300,17 @@ static int rivet_match_mr_mode(struct rivet_match *m)
 	int required = rivet_mr_mode_required(t, m->fi->caps);
 
 	if (!rivet_match_legacy_version(m->version) &&
-	    !(hint & (FI_MR_BASIC | FI_MR_SCALABLE))) {
+	    !(hint & (RIVET_MR_BASIC | RIVET_MR_SCALABLE))) {
 		if ((hint & required) != required)
 			return rivet_match_fail(-FI_ENODATA, "mr_mode");
 		m->fi->domain_attr->mr_mode = offered & hint;
 		return 0;
 	}
-	if (hint == FI_MR_SCALABLE)
+	if (hint == RIVET_MR_SCALABLE)
 		return rivet_match_fail(-FI_ENODATA, "FI_MR_SCALABLE");
-	if (t->legacy_local_mr && !(m->hints->mode & FI_LOCAL_MR))
+	if (t->legacy_local_mr && !(m->hints->mode & RIVET_MODE_LOCAL_MR))
 		return rivet_match_fail(-FI_ENODATA, "FI_LOCAL_MR mode");
-	m->fi->domain_attr->mr_mode = FI_MR_BASIC;
+	m->fi->domain_attr->mr_mode = RIVET_MR_BASIC;
 	m->local_mr_mode = t->legacy_local_mr;
 	return 0;
 }
@@ -333,7 +343,7 @@ static int rivet_match_mode(struct rivet_match *m)
 		fi->domain_attr->cq_data_size = 0;
 	}
 	if (m->local_mr_mode)
-		fi->mode |= FI_LOCAL_MR;
+		fi->mode |= RIVET_MODE_LOCAL_MR;
 	/* DGRAM: the GRH in the application's prefix, one SGE fewer per
 	 * receive, for applications that offer one (not with a shared
 	 * receive context, whose receives have none) */
@@ -406,6 +416,14 @@ static int rivet_match_domain(struct rivet_match *m)
 		return 0;
 	if (hd->control_progress == FI_PROGRESS_AUTO)
 		return rivet_match_fail(-FI_ENODATA, "control_progress AUTO");
+	/* the application serializes control and data progress, and data
+	 * progress is manual: rivet's CM work already runs in data calls */
+	if (hd->control_progress == RIVET_PROGRESS_CONTROL_UNIFIED) {
+		if (hd->data_progress == FI_PROGRESS_AUTO)
+			return rivet_match_fail(-FI_ENODATA,
+				"control_progress UNIFIED with data AUTO");
+		d->control_progress = RIVET_PROGRESS_CONTROL_UNIFIED;
+	}
 	/* RDM's protocol runs in a progress thread when AUTO is asked for */
 	if (hd->data_progress == FI_PROGRESS_AUTO &&
 	    d->data_progress != FI_PROGRESS_AUTO &&
@@ -614,9 +632,30 @@ static void rivet_match_no_hints(struct rivet_match *m)
 {
 	if (!rivet_match_legacy_version(m->version))
 		return;
-	m->fi->domain_attr->mr_mode = FI_MR_BASIC;
+	m->fi->domain_attr->mr_mode = RIVET_MR_BASIC;
 	if (m->type->legacy_local_mr)
-		m->fi->mode |= FI_LOCAL_MR;
+		m->fi->mode |= RIVET_MODE_LOCAL_MR;
+}
+
+/* The capability bits this API version defines (2.0 reused three of
+ * 1.x's), before any hint is looked at. */
+static void rivet_match_version_caps(struct rivet_match *m)
+{
+	uint64_t known = rivet_caps_of_version(m->version);
+
+	m->fi->caps &= known;
+	m->fi->tx_attr->caps &= known;
+	m->fi->rx_attr->caps &= known;
+}
+
+/* 2.0: comp_order "is provided for version 1 compatibility and should be
+ * set to 0". */
+static void rivet_match_version_attrs(struct rivet_match *m)
+{
+	if (!rivet_api_v2(m->version))
+		return;
+	m->fi->tx_attr->comp_order = 0;
+	m->fi->rx_attr->comp_order = 0;
 }
 
 static int rivet_match_run(struct rivet_match *m)
@@ -624,15 +663,17 @@ static int rivet_match_run(struct rivet_match *m)
 	size_t i;
 	int ret;
 
+	rivet_match_version_caps(m);
 	if (!m->hints) {
 		rivet_match_no_hints(m);
-		return 0;
+	} else {
+		for (i = 0; i < RIVET_COUNT(g_match_steps); i++) {
+			ret = g_match_steps[i](m);
+			if (ret)
+				return ret;
+		}
 	}
-	for (i = 0; i < RIVET_COUNT(g_match_steps); i++) {
-		ret = g_match_steps[i](m);
-		if (ret)
-			return ret;
-	}
+	rivet_match_version_attrs(m);
 	return 0;
 }
 

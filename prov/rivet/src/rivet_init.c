@@ -95,7 +95,7 @@ static void rivet_prov_cleanup(void)
 struct fi_provider g_rivet_prov = {
 	.name = RIVET_PROV_NAME,
 	.version = RIVET_PROV_VERSION,
-	.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
+	.fi_version = RIVET_API_VERSION,
 	.getinfo = rivet_getinfo,
 	.fabric = rivet_fabric_open,
 	.cleanup = rivet_prov_cleanup,

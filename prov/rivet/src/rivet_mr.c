@@ -151,7 +151,10 @@ static struct fi_ops g_rivet_mr_fi_ops = {
  * Every other flag rivet does not act on is refused. */
 #define RIVET_MR_CORE_FLAGS (1ULL << 60)
 
-static int rivet_mr_check(const struct fi_mr_attr *attr, uint64_t flags)
+/* The application's attr ends where its API version's does: auth_key_size
+ * came in 1.5, iface in 1.9. */
+static int rivet_mr_check(const struct fi_mr_attr *attr, uint64_t flags,
+			  uint32_t version)
 {
 	if (flags & ~RIVET_MR_CORE_FLAGS)
 		return -FI_EBADFLAGS;
@@ -162,9 +165,10 @@ static int rivet_mr_check(const struct fi_mr_attr *attr, uint64_t flags)
 	/* fi_mr(3): len "must be > 0" */
 	if (!attr->mr_iov[0].iov_base || !attr->mr_iov[0].iov_len)
 		return -FI_EINVAL;
-	if (attr->iface != FI_HMEM_SYSTEM)
+	if (RIVET_API_AT_LEAST(version, 1, 9) &&
+	    attr->iface != FI_HMEM_SYSTEM)
 		return -FI_ENOSYS;
-	if (attr->auth_key_size)
+	if (RIVET_API_AT_LEAST(version, 1, 5) && attr->auth_key_size)
 		return -FI_EINVAL;
 	return 0;
 }
@@ -181,9 +185,9 @@ static bool rivet_mr_user_keys(const struct rivet_domain *dom)
 
 	/* before 1.5, 0 (FI_MR_UNSPEC) and FI_MR_BASIC are provider keys */
 	if (version < FI_VERSION(1, 5))
-		return dom->mr_mode == FI_MR_SCALABLE;
-	return !(dom->mr_mode & (FI_MR_PROV_KEY | FI_MR_BASIC |
-				 FI_MR_SCALABLE));
+		return dom->mr_mode == RIVET_MR_SCALABLE;
+	return !(dom->mr_mode & (FI_MR_PROV_KEY | RIVET_MR_BASIC |
+				 RIVET_MR_SCALABLE));
 }
 
 int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
@@ -197,7 +201,7 @@ int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	if (!fid || fid->fclass != FI_CLASS_DOMAIN || !attr || !mr_p)
 		return -FI_EINVAL;
 	dom = container_of(fid, struct rivet_domain, domain_fid.fid);
-	ret = rivet_mr_check(attr, flags);
+	ret = rivet_mr_check(attr, flags, dom->fabric->api_version);
 	if (ret)
 		return ret;
 	if (rivet_mr_user_keys(dom) && attr->requested_key > UINT32_MAX)

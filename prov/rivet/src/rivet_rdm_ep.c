@@ -633,8 +633,8 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 		      info->tx_attr->size : g_rivet_params.tx_size;
 	ep->rx_size = info->rx_attr && info->rx_attr->size ?
 		      info->rx_attr->size : g_rivet_params.rx_size;
-	rivet_rdm_rxq_construct(&ep->own_rxq, ep->rx_size,
-				info->caps & FI_DIRECTED_RECV);
+	rivet_rdm_rxq_construct(&ep->own_rxq, ep->rx_size, info->caps,
+				dom->fabric->api_version);
 	ep->rxq = &ep->own_rxq;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;

@@ -70,7 +70,8 @@ rivet_rdm_rx_alloc(struct rivet_rdm_rxq *q, const struct rivet_rdm_req *req,
 	rx->released = rx->posted = false;
 	rx->context = req->context;
 	rx->cq_flags = FI_RECV | (req->tagged ? FI_TAGGED : FI_MSG);
-	rx->addr = q->directed ? req->addr : FI_ADDR_UNSPEC;
+	rx->addr = (req->tagged ? q->directed_tag : q->directed_msg) ?
+		   req->addr : FI_ADDR_UNSPEC;
 	rx->tag = req->tagged ? req->tag : 0;
 	rx->ignore = req->tagged ? req->ignore : ~0ULL;
 	rx->count = req->count;
@@ -206,8 +207,9 @@ static ssize_t rivet_rdm_peek(const struct rivet_rdm_rxside *side,
 	if (!(req->flags & FI_PEEK))
 		return rivet_rdm_claimed(side, req, len);
 	rivet_rdm_side_progress(side);
-	found = rivet_match_msg_find(m, q->directed ? req->addr :
-						      FI_ADDR_UNSPEC,
+	found = rivet_match_msg_find(m, (req->tagged ? q->directed_tag :
+						       q->directed_msg) ?
+					req->addr : FI_ADDR_UNSPEC,
 				     req->tagged ? req->tag : 0,
 				     req->tagged ? req->ignore : ~0ULL);
 	u = container_of(found, struct rivet_unexp, me);
@@ -417,7 +419,7 @@ rivet_rdm_trecv1_any(struct rivet_rdm_ep *ep, void *buf, size_t len,
 		goto out;
 	}
 	rivet_rdm_rx_fill1(q, rx, buf, len, desc,
-			   q->directed ? src : FI_ADDR_UNSPEC, tag, ignore,
+			   q->directed_tag ? src : FI_ADDR_UNSPEC, tag, ignore,
 			   context, !q->rx_selective ||
 				    (ep->rx_op_flags & FI_COMPLETION));
 	if (q->match_tag.msgs) {	/* messages wait: the general post */
@@ -448,7 +450,7 @@ rivet_rdm_trecv1(struct rivet_rdm_ep *ep, void *buf, size_t len, void *desc,
 {
 	struct rivet_rdm_rxq *q = ep->rxq;
 	struct rivet_rx_op *rx = q->rx_free;
-	fi_addr_t addr = q->directed ? src : FI_ADDR_UNSPEC;
+	fi_addr_t addr = q->directed_tag ? src : FI_ADDR_UNSPEC;
 
 	if (__builtin_expect(q->unresolved || !rx ||
 			     q->rx_ops_used >= q->rx_size ||
@@ -506,9 +508,20 @@ static void rivet_rdm_ep_drain_match(struct rivet_match *m)
 	rivet_match_destruct(m);
 }
 
+/*
+ * Which receives name their source (fi_getinfo(3)): FI_DIRECTED_RECV
+ * both kinds; from API 2.0, FI_TAGGED_DIRECTED_RECV tagged ones only, and
+ * FI_EXACT_DIRECTED_RECV, a promise never to pass FI_ADDR_UNSPEC, either
+ * kind alone or the tagged kind with FI_TAGGED_DIRECTED_RECV.
+ */
 void rivet_rdm_rxq_construct(struct rivet_rdm_rxq *q, size_t rx_size,
-			     bool directed)
+			     uint64_t caps, uint32_t version)
 {
+	uint64_t v2 = rivet_api_v2(version) ? caps : 0;
+	bool exact = v2 & RIVET_CAP_EXACT_DIRECTED_RECV;
+	bool tagged_only = v2 & RIVET_CAP_TAGGED_DIRECTED_RECV;
+
+
 	rivet_match_construct(&q->match_msg);
 	rivet_match_construct(&q->match_tag);
 	q->match_msg.list_max = g_rivet_params.match_list_max;
@@ -517,7 +530,8 @@ void rivet_rdm_rxq_construct(struct rivet_rdm_rxq *q, size_t rx_size,
 	q->rx_free = NULL;
 	q->rx_ops_used = 0;
 	q->rx_size = rx_size;
-	q->directed = directed;
+	q->directed_msg = (caps & FI_DIRECTED_RECV) || (exact && !tagged_only);
+	q->directed_tag = (caps & FI_DIRECTED_RECV) || exact || tagged_only;
 	q->rx_selective = false;
 	q->unresolved = false;
 	q->resolved_gen = 0;

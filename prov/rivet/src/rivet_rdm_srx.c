@@ -139,8 +139,8 @@ int rivet_rdm_srx_open(struct rivet_domain *dom, struct fi_rx_attr *attr,
 		       (dom->info->domain_attr &&
 			dom->info->domain_attr->data_progress ==
 			FI_PROGRESS_AUTO);
-	rivet_rdm_rxq_construct(&srx->rxq, size,
-				attr && (attr->caps & FI_DIRECTED_RECV));
+	rivet_rdm_rxq_construct(&srx->rxq, size, attr ? attr->caps : 0,
+				dom->fabric->api_version);
 	srx->rx_op_flags = attr ? attr->op_flags : 0;
 	atomic_init(&srx->refcnt, 0);
 	srx->ep_fid.fid.fclass = FI_CLASS_SRX_CTX;

@@ -183,8 +183,8 @@ Test(info, build_rxe)
 					FI_MULTI_RECV);
 	cr_assert_eq(fi->tx_attr->msg_order, MSG_ORDER);
 	cr_assert_eq(fi->rx_attr->msg_order, MSG_ORDER);
-	cr_assert_eq(fi->tx_attr->comp_order, FI_ORDER_STRICT);
-	cr_assert_eq(fi->rx_attr->comp_order, FI_ORDER_STRICT | FI_ORDER_DATA);
+	cr_assert_eq(fi->tx_attr->comp_order, RIVET_ORDER_STRICT);
+	cr_assert_eq(fi->rx_attr->comp_order, RIVET_ORDER_STRICT | RIVET_ORDER_DATA);
 	cr_assert_eq(fi->tx_attr->inject_size, 240);
 	cr_assert_eq(fi->tx_attr->size, 384);
 	cr_assert_eq(fi->rx_attr->size, 384);
@@ -293,8 +293,8 @@ Test(info, null_hints_v1_4)
 {
 	struct fi_info *fi = match_ok(NULL, V(1, 4));
 
-	cr_assert_eq(fi->domain_attr->mr_mode, FI_MR_BASIC);
-	cr_assert_eq(fi->mode, FI_RX_CQ_DATA | FI_LOCAL_MR);
+	cr_assert_eq(fi->domain_attr->mr_mode, RIVET_MR_BASIC);
+	cr_assert_eq(fi->mode, FI_RX_CQ_DATA | RIVET_MODE_LOCAL_MR);
 	fi_freeinfo(fi);
 }
 
@@ -475,14 +475,14 @@ Test(info, caps_regression)
 }
 
 /* fi_info(1) asks with every mode bit: mode ~0 and mr_mode
- * ~(FI_MR_BASIC | FI_MR_SCALABLE). */
+ * ~(RIVET_MR_BASIC | RIVET_MR_SCALABLE). */
 Test(info, every_mode_supported)
 {
 	struct fi_info *h = hints_base(), *fi;
 
 	h->mode = ~0ULL;
 	h->domain_attr->mode = ~0ULL;
-	h->domain_attr->mr_mode = ~(FI_MR_BASIC | FI_MR_SCALABLE);
+	h->domain_attr->mr_mode = ~(RIVET_MR_BASIC | RIVET_MR_SCALABLE);
 	fi = match_ok(h, V_NOW);
 	cr_assert_eq(fi->mode, FI_RX_CQ_DATA);
 	cr_assert_eq(fi->domain_attr->mr_mode, MR_ALL);
@@ -498,10 +498,10 @@ Test(info, mr_mode_extra_bits_cleared)
 	h->domain_attr->mr_mode = MR_ALL | FI_MR_RAW | FI_MR_MMU_NOTIFY |
 				  FI_MR_RMA_EVENT | FI_MR_ENDPOINT |
 				  FI_MR_HMEM | FI_MR_COLLECTIVE;
-	h->mode |= FI_LOCAL_MR;
+	h->mode |= RIVET_MODE_LOCAL_MR;
 	fi = match_ok(h, V_NOW);
 	cr_assert_eq(fi->domain_attr->mr_mode, MR_ALL);
-	cr_assert_eq(fi->mode & FI_LOCAL_MR, 0, "FI_MR_LOCAL replaces it");
+	cr_assert_eq(fi->mode & RIVET_MODE_LOCAL_MR, 0, "FI_MR_LOCAL replaces it");
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
@@ -647,8 +647,8 @@ Test(info, orders_and_op_flags)
 
 	h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RMA_RAW;
 	h->rx_attr->msg_order = FI_ORDER_RMA_WAW | FI_ORDER_RMA_RAR;
-	h->tx_attr->comp_order = FI_ORDER_STRICT;
-	h->rx_attr->comp_order = FI_ORDER_STRICT | FI_ORDER_DATA;
+	h->tx_attr->comp_order = RIVET_ORDER_STRICT;
+	h->rx_attr->comp_order = RIVET_ORDER_STRICT | RIVET_ORDER_DATA;
 	h->tx_attr->op_flags = FI_INJECT | FI_DELIVERY_COMPLETE |
 			       FI_COMPLETION;
 	h->rx_attr->op_flags = FI_COMPLETION;
@@ -674,10 +674,10 @@ Test(info, no_sub_attrs)
 	cr_assert_eq(fi->tx_attr->size, 384);
 	fi_freeinfo(fi);
 	bare.caps = 0;
-	bare.mode = FI_LOCAL_MR;
+	bare.mode = RIVET_MODE_LOCAL_MR;
 	fi = match_ok(&bare, V(1, 4));
-	cr_assert_eq(fi->domain_attr->mr_mode, FI_MR_BASIC);
-	cr_assert_eq(fi->mode, FI_LOCAL_MR);
+	cr_assert_eq(fi->domain_attr->mr_mode, RIVET_MR_BASIC);
+	cr_assert_eq(fi->mode, RIVET_MODE_LOCAL_MR);
 	cr_assert_eq(fi->domain_attr->cq_data_size, 0);
 	fi_freeinfo(fi);
 }

@@ -43,7 +43,7 @@ Test(info_dgram, build_rxe)
 	cr_assert_eq(fi->mode, 0, "no FI_MSG_PREFIX: the GRH is ours");
 	cr_assert_eq(fi->domain_attr->cq_data_size, 4);
 	cr_assert_eq(fi->domain_attr->mr_mode, FI_MR_LOCAL | FI_MR_ALLOCATED);
-	cr_assert_eq(fi->tx_attr->msg_order, FI_ORDER_NONE);
+	cr_assert_eq(fi->tx_attr->msg_order, RIVET_ORDER_NONE);
 	cr_assert_eq(fi->tx_attr->iov_limit, 16);
 	cr_assert_eq(fi->rx_attr->iov_limit, 16);
 	cr_assert_eq(fi->tx_attr->inject_size, 240);

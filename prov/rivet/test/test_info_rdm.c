@@ -29,21 +29,23 @@ Test(info_rdm, build_rxe)
 	const struct fi_info *fi = g_rdm;
 	const struct sockaddr_in *src = fi->src_addr;
 
-	cr_assert_eq(fi->caps, RDM_BUILT_CAPS);
+	/* with 2.0's directed and tagged multi-receive bits, which
+	 * matching shows only to programs of API 2.0 on (test_abi.c) */
+	cr_assert_eq(fi->caps, RDM_BUILT_CAPS | RIVET_CAP_V2_ONLY);
 	cr_assert_eq(fi->mode, 0);
 	cr_assert_eq(fi->addr_format, FI_SOCKADDR_IN);
 	cr_assert_eq(fi->src_addrlen, sizeof(*src));
 	cr_assert_eq(src->sin_port, 0, "port 0");
 	cr_assert_eq(fi->tx_attr->caps, RDM_BUILT_TX_CAPS);
-	cr_assert_eq(fi->rx_attr->caps, RDM_BUILT_RX_CAPS);
+	cr_assert_eq(fi->rx_attr->caps, RDM_BUILT_RX_CAPS | RIVET_CAP_V2_ONLY);
 	cr_assert_eq(fi->tx_attr->mode, 0);
 	cr_assert_eq(fi->rx_attr->mode, 0);
 	cr_assert_eq(fi->tx_attr->op_flags, 0);
 	cr_assert_eq(fi->rx_attr->op_flags, 0);
 	cr_assert_eq(fi->tx_attr->msg_order, RDM_ORDER);
 	cr_assert_eq(fi->rx_attr->msg_order, RDM_ORDER);
-	cr_assert_eq(fi->tx_attr->comp_order, FI_ORDER_NONE);
-	cr_assert_eq(fi->rx_attr->comp_order, FI_ORDER_NONE);
+	cr_assert_eq(fi->tx_attr->comp_order, RIVET_ORDER_NONE);
+	cr_assert_eq(fi->rx_attr->comp_order, RIVET_ORDER_NONE);
 	cr_assert_eq(fi->tx_attr->inject_size, 256);
 	cr_assert_eq(fi->tx_attr->size, 384);
 	cr_assert_eq(fi->rx_attr->size, 8192, "RDM: at least 8192");
@@ -145,7 +147,7 @@ Test(info_rdm, max_msg_size_param)
 
 Test(info_rdm, build_other_types)
 {
-	cr_assert_null(rivet_info_build(&g_rxe, FI_EP_SOCK_DGRAM));
+	cr_assert_null(rivet_info_build(&g_rxe, RIVET_EP_TYPE_MAX_V1));
 	cr_assert_null(rivet_info_build(&g_rxe, FI_EP_UNSPEC));
 	cr_assert_null(rivet_info_build(NULL, FI_EP_RDM));
 }
@@ -213,7 +215,7 @@ Test(info_rdm, select_filters_by_type_and_caps)
 		h->ep_attr->type = g_select[i].hint_type;
 		h->caps = g_select[i].caps;
 		h->mode = ~0ULL;
-		h->domain_attr->mr_mode = ~(FI_MR_BASIC | FI_MR_SCALABLE);
+		h->domain_attr->mr_mode = ~(RIVET_MR_BASIC | RIVET_MR_SCALABLE);
 		list = select_ok(h, V_NOW, len);
 		for (fi = list, k = 0; fi; fi = fi->next, k++)
 			cr_assert_eq(fi->ep_attr->type, g_select[i].want[k],
@@ -254,8 +256,8 @@ Test(info_rdm, null_hints)
 	cr_assert_eq(fi->domain_attr->cq_data_size, 4);
 	fi_freeinfo(fi);
 	fi = rdm_ok(NULL, V(1, 4));
-	cr_assert_eq(fi->domain_attr->mr_mode, FI_MR_BASIC);
-	cr_assert_eq(fi->mode, 0, "no FI_LOCAL_MR");
+	cr_assert_eq(fi->domain_attr->mr_mode, RIVET_MR_BASIC);
+	cr_assert_eq(fi->mode, 0, "no RIVET_MODE_LOCAL_MR");
 	fi_freeinfo(fi);
 }
 
@@ -562,9 +564,9 @@ Test(info_rdm, rma_legacy_basic)
 	struct fi_info *h = hints_rdm(), *fi;
 
 	h->caps |= FI_RMA;
-	h->domain_attr->mr_mode = FI_MR_BASIC;
+	h->domain_attr->mr_mode = RIVET_MR_BASIC;
 	fi = rdm_ok(h, V(1, 4));
-	cr_assert_eq(fi->domain_attr->mr_mode, FI_MR_BASIC);
+	cr_assert_eq(fi->domain_attr->mr_mode, RIVET_MR_BASIC);
 	cr_assert(fi->caps & FI_RMA);
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
@@ -581,15 +583,15 @@ static const struct {
 	{ V_NOW, MR_ALL, 0, 0 },
 	{ V_NOW, FI_MR_LOCAL, 0, 0 },
 	{ V_NOW, 0, 0, 0 },
-	{ V_NOW, ~(FI_MR_BASIC | FI_MR_SCALABLE), FI_LOCAL_MR, 0 },
+	{ V_NOW, ~(RIVET_MR_BASIC | RIVET_MR_SCALABLE), RIVET_MODE_LOCAL_MR, 0 },
 	{ V_NOW, FI_MR_ENDPOINT | FI_MR_RAW | FI_MR_HMEM, 0, 0 },
-	{ V_NOW, FI_MR_BASIC, 0, FI_MR_BASIC },
-	{ V_NOW, FI_MR_BASIC, FI_LOCAL_MR, FI_MR_BASIC },
+	{ V_NOW, RIVET_MR_BASIC, 0, RIVET_MR_BASIC },
+	{ V_NOW, RIVET_MR_BASIC, RIVET_MODE_LOCAL_MR, RIVET_MR_BASIC },
 	{ V(1, 5), MR_BASIC_MAP, 0, 0 },
-	{ V(1, 4), FI_MR_UNSPEC, 0, FI_MR_BASIC },
-	{ V(1, 4), FI_MR_UNSPEC, FI_LOCAL_MR, FI_MR_BASIC },
-	{ V(1, 4), FI_MR_BASIC, 0, FI_MR_BASIC },
-	{ V(1, 0), FI_MR_BASIC, FI_LOCAL_MR | FI_CONTEXT, FI_MR_BASIC },
+	{ V(1, 4), RIVET_MR_UNSPEC, 0, RIVET_MR_BASIC },
+	{ V(1, 4), RIVET_MR_UNSPEC, RIVET_MODE_LOCAL_MR, RIVET_MR_BASIC },
+	{ V(1, 4), RIVET_MR_BASIC, 0, RIVET_MR_BASIC },
+	{ V(1, 0), RIVET_MR_BASIC, RIVET_MODE_LOCAL_MR | FI_CONTEXT, RIVET_MR_BASIC },
 };
 
 Test(info_rdm, mr_mode_needs_nothing)
@@ -604,7 +606,7 @@ Test(info_rdm, mr_mode_needs_nothing)
 		fi = rdm_ok(h, g_rdm_mr[i].version);
 		cr_assert_eq(fi->domain_attr->mr_mode, g_rdm_mr[i].want_mr_mode,
 			     "row %zu", i);
-		cr_assert_eq(fi->mode, 0, "row %zu: no FI_LOCAL_MR", i);
+		cr_assert_eq(fi->mode, 0, "row %zu: no RIVET_MODE_LOCAL_MR", i);
 		fi_freeinfo(fi);
 		fi_freeinfo(h);
 	}
@@ -616,7 +618,7 @@ Test(info_rdm, mr_scalable_refused)
 {
 	struct fi_info *h = hints_rdm();
 
-	h->domain_attr->mr_mode = FI_MR_SCALABLE;
+	h->domain_attr->mr_mode = RIVET_MR_SCALABLE;
 	rdm_fails(h, V(1, 4), -FI_ENODATA, "1.4 scalable");
 	rdm_fails(h, V_NOW, -FI_ENODATA, "1.17 scalable");
 	fi_freeinfo(h);
@@ -705,7 +707,7 @@ Test(info_rdm, orders_and_op_flags)
 	h->caps |= FI_MULTI_RECV;
 	h->tx_attr->msg_order = FI_ORDER_SAS;
 	h->rx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RMA_RAW;
-	h->tx_attr->comp_order = FI_ORDER_NONE;
+	h->tx_attr->comp_order = RIVET_ORDER_NONE;
 	h->tx_attr->op_flags = FI_INJECT | FI_TRANSMIT_COMPLETE |
 			       FI_COMPLETION;
 	h->rx_attr->op_flags = FI_MULTI_RECV | FI_COMPLETION;
@@ -736,7 +738,7 @@ Test(info_rdm, shared_av)
 /* ---- hints the RDM refuses: one change to hints_rdm() each ---- */
 MUT(source_err, h->caps = FI_TAGGED | FI_SOURCE | FI_SOURCE_ERR)
 MUT(multicast, h->caps = FI_MSG | FI_MULTICAST)
-MUT(variable_msg, h->caps = FI_TAGGED | FI_VARIABLE_MSG)
+MUT(variable_msg, h->caps = FI_TAGGED | RIVET_CAP_V1_VARIABLE_MSG)
 MUT(hmem, h->caps = FI_TAGGED | FI_HMEM)
 MUT(rx_caps_beyond, h->caps = FI_MSG; h->rx_attr->caps = FI_TAGGED)
 MUT(ep_msg, h->ep_attr->type = FI_EP_MSG)
@@ -767,8 +769,8 @@ MUT(cq_data_9, h->domain_attr->cq_data_size = 9)
 MUT(max_err_data, h->domain_attr->max_err_data = 1)
 MUT(tx_order_war, h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_WAR)
 MUT(rx_order_rma_war, h->rx_attr->msg_order = FI_ORDER_RMA_WAR)
-MUT(tx_comp_strict, h->tx_attr->comp_order = FI_ORDER_STRICT)
-MUT(rx_comp_data, h->rx_attr->comp_order = FI_ORDER_DATA)
+MUT(tx_comp_strict, h->tx_attr->comp_order = RIVET_ORDER_STRICT)
+MUT(rx_comp_data, h->rx_attr->comp_order = RIVET_ORDER_DATA)
 MUT(tx_commit, h->tx_attr->op_flags = FI_COMMIT_COMPLETE)
 MUT(rx_multi_recv_no_cap, h->rx_attr->op_flags = FI_MULTI_RECV)
 MUT(rx_inject, h->rx_attr->op_flags = FI_INJECT)

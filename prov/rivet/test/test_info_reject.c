@@ -26,14 +26,15 @@ MUT(caps_trigger, h->caps = FI_MSG | FI_TRIGGER)
 MUT(caps_hmem, h->caps = FI_MSG | FI_HMEM)
 MUT(caps_collective, h->caps = FI_MSG | FI_COLLECTIVE)
 MUT(caps_av_user_id, h->caps = FI_MSG | FI_AV_USER_ID)
-MUT(caps_variable_msg, h->caps = FI_MSG | FI_VARIABLE_MSG)
+MUT(caps_variable_msg, h->caps = FI_MSG | RIVET_CAP_V1_VARIABLE_MSG)
 MUT(caps_prov_specific, h->caps = FI_MSG | (1ULL << 60))
 MUT(tx_caps_beyond_info, h->caps = FI_MSG; h->tx_attr->caps = FI_RMA)
 MUT(rx_caps_tagged, h->rx_attr->caps = FI_TAGGED)
 /* ---- endpoint ---- */
 MUT(ep_rdm, h->ep_attr->type = FI_EP_RDM)
 MUT(ep_dgram, h->ep_attr->type = FI_EP_DGRAM)
-MUT(ep_sock_stream, h->ep_attr->type = FI_EP_SOCK_STREAM)
+/* FI_EP_SOCK_STREAM of API 1.x (2.x headers define the name as 0) */
+MUT(ep_sock_stream, h->ep_attr->type = (enum fi_ep_type)(RIVET_EP_TYPE_MAX_V1 - 1))
 MUT(ep_protocol, h->ep_attr->protocol = FI_PROTO_RDMA_CM_IB_RC)
 MUT(ep_protocol_version, h->ep_attr->protocol_version = 2)
 MUT(ep_mem_tag_format, h->ep_attr->mem_tag_format = 0xffff)
@@ -60,14 +61,14 @@ MUT(prov_prefix, h->fabric_attr->prov_name = strdup("riv"))
 /* ---- memory registration (API 1.17) ---- */
 MUT(mr_no_local, h->domain_attr->mr_mode = MR_BASIC_MAP)
 MUT(mr_no_local_but_mode, h->domain_attr->mr_mode = MR_BASIC_MAP;
-    h->mode |= FI_LOCAL_MR)
+    h->mode |= RIVET_MODE_LOCAL_MR)
 MUT(mr_no_prov_key, h->domain_attr->mr_mode = MR_ALL & ~FI_MR_PROV_KEY)
 MUT(mr_no_allocated, h->caps = FI_MSG;
     h->domain_attr->mr_mode = FI_MR_LOCAL)
-MUT(mr_zero, h->domain_attr->mr_mode = 0; h->mode |= FI_LOCAL_MR)
-MUT(mr_scalable, h->domain_attr->mr_mode = FI_MR_SCALABLE;
-    h->mode |= FI_LOCAL_MR)
-MUT(mr_basic_without_local_mr, h->domain_attr->mr_mode = FI_MR_BASIC)
+MUT(mr_zero, h->domain_attr->mr_mode = 0; h->mode |= RIVET_MODE_LOCAL_MR)
+MUT(mr_scalable, h->domain_attr->mr_mode = RIVET_MR_SCALABLE;
+    h->mode |= RIVET_MODE_LOCAL_MR)
+MUT(mr_basic_without_local_mr, h->domain_attr->mr_mode = RIVET_MR_BASIC)
 /* ---- domain ---- */
 MUT(ctrl_auto, h->domain_attr->control_progress = FI_PROGRESS_AUTO)
 /* a class fi_endpoint(3) does not define (rivet has no provider-
@@ -98,11 +99,11 @@ MUT(tx_op_multicast, h->tx_attr->op_flags = FI_MULTICAST)
 MUT(tx_op_fence, h->tx_attr->op_flags = FI_FENCE)
 MUT(tx_order_war, h->tx_attr->msg_order = FI_ORDER_WAR)
 MUT(tx_order_sar, h->tx_attr->msg_order = FI_ORDER_SAR)
-MUT(tx_order_strict, h->tx_attr->msg_order = FI_ORDER_STRICT)
+MUT(tx_order_strict, h->tx_attr->msg_order = RIVET_ORDER_STRICT)
 MUT(tx_order_rma_war, h->tx_attr->msg_order = FI_ORDER_RMA_WAR)
 MUT(tx_order_atomic, h->tx_attr->msg_order = FI_ORDER_ATOMIC_RAW)
-MUT(tx_order_data, h->tx_attr->msg_order = FI_ORDER_DATA)
-MUT(tx_comp_data, h->tx_attr->comp_order = FI_ORDER_DATA)
+MUT(tx_order_data, h->tx_attr->msg_order = RIVET_ORDER_DATA)
+MUT(tx_comp_data, h->tx_attr->comp_order = RIVET_ORDER_DATA)
 MUT(tx_inject, h->tx_attr->inject_size = 241)
 MUT(tx_size, h->tx_attr->size = 16385)
 MUT(tx_iov, h->tx_attr->iov_limit = 33)
@@ -179,10 +180,10 @@ MUT(ctrl_progress_3, h->domain_attr->control_progress = (enum fi_progress)3)
 MUT(data_progress_3, h->domain_attr->data_progress = (enum fi_progress)3)
 MUT(rm_3, h->domain_attr->resource_mgmt = (enum fi_resource_mgmt)3)
 MUT(av_type_3, h->domain_attr->av_type = (enum fi_av_type)3)
-MUT(mr_basic_and_bits, h->domain_attr->mr_mode = FI_MR_BASIC | MR_ALL)
+MUT(mr_basic_and_bits, h->domain_attr->mr_mode = RIVET_MR_BASIC | MR_ALL)
 MUT(mr_scalable_and_local,
-    h->domain_attr->mr_mode = FI_MR_SCALABLE | FI_MR_LOCAL)
-MUT(mr_basic_scalable, h->domain_attr->mr_mode = FI_MR_BASIC | FI_MR_SCALABLE)
+    h->domain_attr->mr_mode = RIVET_MR_SCALABLE | FI_MR_LOCAL)
+MUT(mr_basic_scalable, h->domain_attr->mr_mode = RIVET_MR_BASIC | RIVET_MR_SCALABLE)
 
 static const struct hint_case g_inval[] = {
 	CASE(ep_type_99), CASE(threading_6), CASE(ctrl_progress_3),
@@ -226,25 +227,25 @@ static const struct {
 	int want_mr_mode;
 	bool want_local_mr;
 } g_mr[] = {
-	/* API 1.4: FI_MR_UNSPEC/BASIC/SCALABLE, FI_LOCAL_MR a mode bit */
-	{ V(1, 4), FI_RMA, FI_MR_UNSPEC, FI_LOCAL_MR, 0, FI_MR_BASIC, true },
-	{ V(1, 4), FI_RMA, FI_MR_BASIC, FI_LOCAL_MR, 0, FI_MR_BASIC, true },
-	{ V(1, 0), FI_MSG, FI_MR_BASIC, FI_LOCAL_MR | FI_CONTEXT, 0,
-	  FI_MR_BASIC, true },
-	{ V(1, 4), FI_RMA, FI_MR_SCALABLE, FI_LOCAL_MR, -FI_ENODATA, 0, false },
-	{ V(1, 4), FI_RMA, FI_MR_UNSPEC, 0, -FI_ENODATA, 0, false },
-	{ V(1, 4), FI_RMA, FI_MR_BASIC, FI_CONTEXT, -FI_ENODATA, 0, false },
-	{ V(1, 4), FI_RMA, FI_MR_LOCAL, FI_LOCAL_MR, -FI_EINVAL, 0, false },
-	{ V(1, 4), FI_RMA, FI_MR_BASIC | FI_MR_SCALABLE, FI_LOCAL_MR,
+	/* API 1.4: RIVET_MR_UNSPEC/BASIC/SCALABLE, RIVET_MODE_LOCAL_MR a mode bit */
+	{ V(1, 4), FI_RMA, RIVET_MR_UNSPEC, RIVET_MODE_LOCAL_MR, 0, RIVET_MR_BASIC, true },
+	{ V(1, 4), FI_RMA, RIVET_MR_BASIC, RIVET_MODE_LOCAL_MR, 0, RIVET_MR_BASIC, true },
+	{ V(1, 0), FI_MSG, RIVET_MR_BASIC, RIVET_MODE_LOCAL_MR | FI_CONTEXT, 0,
+	  RIVET_MR_BASIC, true },
+	{ V(1, 4), FI_RMA, RIVET_MR_SCALABLE, RIVET_MODE_LOCAL_MR, -FI_ENODATA, 0, false },
+	{ V(1, 4), FI_RMA, RIVET_MR_UNSPEC, 0, -FI_ENODATA, 0, false },
+	{ V(1, 4), FI_RMA, RIVET_MR_BASIC, FI_CONTEXT, -FI_ENODATA, 0, false },
+	{ V(1, 4), FI_RMA, FI_MR_LOCAL, RIVET_MODE_LOCAL_MR, -FI_EINVAL, 0, false },
+	{ V(1, 4), FI_RMA, RIVET_MR_BASIC | RIVET_MR_SCALABLE, RIVET_MODE_LOCAL_MR,
 	  -FI_EINVAL, 0, false },
-	/* API >= 1.5: FI_MR_BASIC alone is the legacy request */
-	{ V(1, 5), FI_RMA, FI_MR_BASIC, FI_LOCAL_MR, 0, FI_MR_BASIC, true },
-	{ V_NOW, FI_RMA, FI_MR_BASIC, FI_LOCAL_MR, 0, FI_MR_BASIC, true },
-	{ V_NOW, FI_RMA, FI_MR_BASIC, 0, -FI_ENODATA, 0, false },
-	{ V_NOW, FI_RMA, FI_MR_SCALABLE, FI_LOCAL_MR, -FI_ENODATA, 0, false },
-	{ V_NOW, FI_RMA, FI_MR_UNSPEC, FI_LOCAL_MR, -FI_ENODATA, 0, false },
+	/* API >= 1.5: RIVET_MR_BASIC alone is the legacy request */
+	{ V(1, 5), FI_RMA, RIVET_MR_BASIC, RIVET_MODE_LOCAL_MR, 0, RIVET_MR_BASIC, true },
+	{ V_NOW, FI_RMA, RIVET_MR_BASIC, RIVET_MODE_LOCAL_MR, 0, RIVET_MR_BASIC, true },
+	{ V_NOW, FI_RMA, RIVET_MR_BASIC, 0, -FI_ENODATA, 0, false },
+	{ V_NOW, FI_RMA, RIVET_MR_SCALABLE, RIVET_MODE_LOCAL_MR, -FI_ENODATA, 0, false },
+	{ V_NOW, FI_RMA, RIVET_MR_UNSPEC, RIVET_MODE_LOCAL_MR, -FI_ENODATA, 0, false },
 	{ V(1, 5), FI_RMA, MR_ALL, 0, 0, MR_ALL, false },
-	{ V_NOW, FI_RMA, MR_ALL, FI_LOCAL_MR, 0, MR_ALL, false },
+	{ V_NOW, FI_RMA, MR_ALL, RIVET_MODE_LOCAL_MR, 0, MR_ALL, false },
 	{ V_NOW, FI_MSG, FI_MR_LOCAL | FI_MR_ALLOCATED, 0, 0,
 	  FI_MR_LOCAL | FI_MR_ALLOCATED, false },
 	{ V_NOW, FI_MSG, FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY, 0, 0,
@@ -272,7 +273,7 @@ Test(info_reject, mr_mode_by_version)
 		fi = match_ok(h, g_mr[i].version);
 		cr_assert_eq(fi->domain_attr->mr_mode, g_mr[i].want_mr_mode,
 			     "%s", name);
-		cr_assert_eq(!!(fi->mode & FI_LOCAL_MR), g_mr[i].want_local_mr,
+		cr_assert_eq(!!(fi->mode & RIVET_MODE_LOCAL_MR), g_mr[i].want_local_mr,
 			     "%s", name);
 		fi_freeinfo(fi);
 		fi_freeinfo(h);
@@ -284,8 +285,8 @@ Test(info_reject, auth_key_ignored_before_1_5)
 {
 	struct fi_info *h = hints_base(), *fi;
 
-	h->mode |= FI_LOCAL_MR;
-	h->domain_attr->mr_mode = FI_MR_BASIC;
+	h->mode |= RIVET_MODE_LOCAL_MR;
+	h->domain_attr->mr_mode = RIVET_MR_BASIC;
 	h->domain_attr->auth_key_size = 16;
 	h->ep_attr->auth_key_size = 8;
 	fi = match_ok(h, V(1, 4));
