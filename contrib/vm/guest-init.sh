@@ -66,8 +66,32 @@ done
 . "$job/job.conf" || { say "cannot read $job/job.conf"; finish 125; }
 
 export VM_OUT=$RIVET_OUT
-mkdir -p "$VM_OUT"
-step 20 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out "$VM_OUT"
+mount_out() {
+	mkdir -p "$VM_OUT"
+	step 20 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out "$VM_OUT"
+}
+# --debian 13: host folder I (9p tag shareI, read-only, file data cached like
+# the root's) at its own path, under an overlay on a tmpfs: writable, and
+# nothing reaches the host.
+mount_share() {
+	local tag=$1 p=$2 s=/run/rivet-share/$1
+	mkdir -p /run/rivet-share
+	mountpoint -q /run/rivet-share || step 10 mount -t tmpfs -o mode=0755 tmpfs /run/rivet-share
+	mkdir -p "$s/lower" "$s/upper" "$s/work" "$p"
+	step 20 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro,cache=loose "$tag" "$s/lower"
+	step 20 mount -t overlay overlay -o "lowerdir=$s/lower,upperdir=$s/upper,workdir=$s/work" "$p"
+}
+# The shares come parents first; VM_OUT goes in between by the same
+# order (after a share of its own path), so that no mount hides another.
+out_done=0
+for i in "${!RIVET_SHARES[@]}"; do
+	if [ "$out_done" = 0 ] && [ "${#VM_OUT}" -lt "${#RIVET_SHARES[i]}" ]; then
+		mount_out
+		out_done=1
+	fi
+	mount_share "share$i" "${RIVET_SHARES[i]}"
+done
+[ "$out_done" = 1 ] || mount_out
 
 if [ "$nodes" = 0 ]; then
 	host=rivet-vm
@@ -211,6 +235,10 @@ if [ "$nodes" != 0 ]; then
 	# talks TCP on the segment only
 	printf '%s\n' 'plm_rsh_agent = ssh' 'oob_tcp_if_include = 10.77.0.0/24' \
 		'btl_tcp_if_include = 10.77.0.0/24' >>/etc/openmpi/openmpi-mca-params.conf
+	# Open MPI 5 (Debian 13) launches with PRRTE, which has its own names
+	[ ! -f /etc/openmpi/prte-mca-params.conf ] ||
+		printf '%s\n' 'prte_ssh_agent = ssh' 'prte_if_include = 10.77.0.0/24' \
+			>>/etc/openmpi/prte-mca-params.conf
 	dropbear -F -E -s -p 22 -r "$job/ssh/dropbear_ed25519_host_key" \
 		>/run/dropbear.log 2>&1 </dev/null &
 	for _ in $(seq 100); do
