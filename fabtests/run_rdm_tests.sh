@@ -564,6 +564,9 @@ step_mpi() {
 # (MPI_RIVET_OSC_AMO=1); then (pt2pt) osc pt2pt over rivet's tagged
 # messages, the target's compare-and-swaps on its own window included
 # even on one node (where osc rdma of Open MPI < 4.1.5 crashes on them).
+# Open MPI 5 (Debian 13) has no osc pt2pt and needs no workaround: osc rdma
+# with its defaults over mtl ofi and over btl ofi, every accumulate and the
+# target's own compare-and-swaps included, with every rank on one node.
 step_osc() {
 	local name=mpi_rivet_osc p log xenv=() v cfg
 	local common=(--mca btl_ofi_provider_include "$prov")
@@ -574,15 +577,21 @@ step_osc() {
 		[amo]="$cm --mca osc rdma -x MPI_RIVET_OSC_AMO=1"
 		[pt2pt]="$cm --mca osc pt2pt -x MPI_RIVET_OSC_SELF_CAS=1"
 	)
+	local order=(cm ob1 amo pt2pt)
 	if ! command -v mpirun >/dev/null; then
 		fail osc "mpirun not installed (apt-get install openmpi-bin)"
 		return
+	fi
+	if mpirun --version 2>/dev/null | grep -q 'Open MPI) [5-9]'; then
+		cfgs=([cm]="$cm --mca osc rdma"
+		      [ob1]="--mca pml ob1 --mca btl ofi,self --mca btl_ofi_mode 2 --mca osc rdma")
+		order=(cm ob1)
 	fi
 	for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\)=.*/\1/p'); do
 		xenv+=(-x "$v")
 	done
 	p=$(mpi_prog "$name")
-	for cfg in cm ob1 amo pt2pt; do
+	for cfg in "${order[@]}"; do
 		t0=$SECONDS
 		log=$logdir/$name.$cfg.log
 		if [ -z "$p" ]; then

@@ -102,8 +102,8 @@ struct rivet_src_resolver *rivet_dgram_source(struct rivet_ep *ep)
 
 /* FI_MSG_PREFIX: what is sent starts after the prefix (the first iov
  * holds it whole, fi_getinfo(3)). */
-static int rivet_dgram_skip_prefix(struct rivet_ep *ep,
-				   struct rivet_send_req *req,
+static int rivet_dgram_skip_prefix(const struct rivet_ep *ep,
+				   const struct rivet_send_req *req,
 				   struct iovec *tmp)
 {
 	if (!req->count || !req->iov ||
@@ -112,23 +112,14 @@ static int rivet_dgram_skip_prefix(struct rivet_ep *ep,
 	memcpy(tmp, req->iov, req->count * sizeof(*tmp));
 	tmp[0].iov_base = (uint8_t *)tmp[0].iov_base + ep->prefix;
 	tmp[0].iov_len -= ep->prefix;
-	req->iov = tmp;
 	return 0;
 }
 
-static ssize_t rivet_dgram_send_req(struct rivet_ep *ep, fi_addr_t dest,
+static ssize_t rivet_dgram_post_req(struct rivet_ep *ep, fi_addr_t dest,
 				    struct rivet_send_req *req)
 {
-	struct iovec tmp[RIVET_DGRAM_IOV_LIMIT];
 	int ret;
 
-	if (ep->state != RIVET_EP_ENABLED)
-		return -FI_EOPBADSTATE;
-	if (ep->prefix) {
-		ret = rivet_dgram_skip_prefix(ep, req, tmp);
-		if (ret)
-			return ret;
-	}
 	ret = rivet_dgram_ah_get(ep->ud, dest, &req->ah, &req->remote_qpn);
 	if (ret)
 		return ret;
@@ -138,6 +129,25 @@ static ssize_t rivet_dgram_send_req(struct rivet_ep *ep, fi_addr_t dest,
 	req->opcode = (req->flags & FI_REMOTE_CQ_DATA) ?
 		      IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
 	return rivet_ep_post_send(ep, req);
+}
+
+static ssize_t rivet_dgram_send_req(struct rivet_ep *ep, fi_addr_t dest,
+				    struct rivet_send_req *req)
+{
+	struct iovec tmp[RIVET_DGRAM_IOV_LIMIT];
+	struct rivet_send_req shifted;
+	int ret;
+
+	if (ep->state != RIVET_EP_ENABLED)
+		return -FI_EOPBADSTATE;
+	if (!ep->prefix)
+		return rivet_dgram_post_req(ep, dest, req);
+	ret = rivet_dgram_skip_prefix(ep, req, tmp);
+	if (ret)
+		return ret;
+	shifted = *req;
+	shifted.iov = tmp;
+	return rivet_dgram_post_req(ep, dest, &shifted);
 }
 
 static ssize_t rivet_dgram_sendv_flags(struct rivet_ep *ep,
