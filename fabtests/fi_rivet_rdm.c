@@ -316,6 +316,53 @@ static void rdm_directed_client(void)
 		ft_ok("rdm_directed_send");
 }
 
+static bool g_tagdir;	/* -T: FI_TAGGED_DIRECTED_RECV, not FI_DIRECTED_RECV */
+
+/* An untagged receive that names a source, posted before either client
+ * endpoint sends: with FI_DIRECTED_RECV it waits for the first endpoint's
+ * message; with -T (FI_TAGGED_DIRECTED_RECV, API 2.0: only tagged
+ * receives name a source) it takes the second endpoint's, which comes
+ * first.  A receive for anyone then gets the other message. */
+static void rdm_dirmsg_server(void)
+{
+	const char *name = "rdm_directed_msg";
+	uint8_t *buf = g_rdm.rx.ptr;
+	int first = g_tagdir ? 1 : 0;	/* the endpoint the first one gets */
+	struct ft_comp comp;
+
+	if (rdm_recv(name, false, buf, 256, 0, 0, g_rdm.peer[0],
+		     &g_rdm.rxctx[0]) ||
+	    rdm_sync() || rdm_sync() || rdm_sync() ||
+	    rdm_recv(name, false, buf + 256, 256, 0, 0, FI_ADDR_UNSPEC,
+		     &g_rdm.rxctx[1]))
+		return;
+	if (rdm_wait_ok(name, 0, &g_rdm.rxctx[0], &comp, 256) ||
+	    rdm_check_recv(name, &comp, false, 256, 0, g_rdm.peer[first], buf,
+			   30 + first) ||
+	    rdm_wait_ok(name, 0, &g_rdm.rxctx[1], &comp, 256) ||
+	    rdm_check_recv(name, &comp, false, 256, 0, g_rdm.peer[!first],
+			   buf + 256, 30 + !first))
+		return;
+	ft_ok(name);
+}
+
+/* The second endpoint's message, sent and complete, then the first's. */
+static void rdm_dirmsg_client(void)
+{
+	const char *name = "rdm_directed_msg";
+	uint8_t *buf = g_rdm.tx.ptr;
+
+	ft_fill(buf, 256, 30);
+	ft_fill(buf + 256, 256, 31);
+	if (rdm_sync() ||
+	    rdm_send(name, 1, false, buf + 256, 256, 0, &g_rdm.txctx[1]) ||
+	    rdm_wait_ok(name, 1, &g_rdm.txctx[1], NULL, 256) || rdm_sync() ||
+	    rdm_send(name, 0, false, buf, 256, 0, &g_rdm.txctx[0]) ||
+	    rdm_wait_ok(name, 0, &g_rdm.txctx[0], NULL, 256) || rdm_sync())
+		return;
+	ft_ok("rdm_directed_msg_send");
+}
+
 /* ---- CQ data, inject, delivery complete ------------------------------- */
 
 static const size_t g_cqdata_len[] = { 64, 64, 1 << 20 };
@@ -718,6 +765,21 @@ static void rdm_opt(int op, const char *arg)
 		g_auto = true;
 	else if (op == 'D')
 		g_domain = true;
+	else if (op == 'T')
+		g_tagdir = true;
+}
+
+/* -T: directed receives for tagged messages only (API 2.0). */
+static int rdm_hints_tagdir(struct fi_info *hints)
+{
+#if FI_MAJOR_VERSION >= 2
+	hints->caps = (hints->caps & ~FI_DIRECTED_RECV) |
+		      FI_TAGGED_DIRECTED_RECV;
+	return 0;
+#else
+	(void)hints;
+	return -FI_ENOSYS;	/* built on 1.x headers: no such bit */
+#endif
 }
 
 static int rdm_setup(void)
@@ -730,6 +792,11 @@ static int rdm_setup(void)
 
 	if (hints && g_auto)
 		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	if (hints && g_tagdir && rdm_hints_tagdir(hints)) {
+		fi_freeinfo(hints);
+		return ft_check(false, "rdm_setup", "-T needs libfabric 2.x "
+				"headers (FI_TAGGED_DIRECTED_RECV)") ? 0 : -1;
+	}
 	if (hints)	/* where the provider has it: rdm_fence skips else */
 		hints->caps |= FI_FENCE;
 	ret = hints ? ft_rdm_fab_open(&g_rdm.fab, hints, false) : -FI_ENOMEM;
@@ -774,6 +841,7 @@ static const struct rdm_case g_cases[] = {
 	{ rdm_solo_server, rdm_solo_client, 7 },
 	{ rdm_ignore_server, rdm_ignore_client, 1 },
 	{ rdm_directed_server, rdm_directed_client, 3 },
+	{ rdm_dirmsg_server, rdm_dirmsg_client, 3 },
 	{ rdm_cqdata_server, rdm_cqdata_client, 0 },
 	{ rdm_inject_server, rdm_inject_client, 0 },
 	{ rdm_dc, rdm_dc, 0 },
@@ -831,11 +899,13 @@ int main(int argc, char **argv)
 
 	ft_opts.ep_type = FI_EP_RDM;
 	ft_opts.timeout_ms = FT_RDM_DEADLINE_MS;
-	ft_set_extra_opts("AD", " -A           ask for FI_PROGRESS_AUTO data "
+	ft_set_extra_opts("ADT", " -A           ask for FI_PROGRESS_AUTO data "
 			  "progress (the\n              rdm_auto_progress case "
 			  "runs only then)\n -D           ask for FI_THREAD_DOMAIN "
 			  "(no locks: the\n              provider's unlocked "
-			  "paths)\n", rdm_opt);
+			  "paths)\n -T           ask for FI_TAGGED_DIRECTED_RECV "
+			  "instead of\n              FI_DIRECTED_RECV "
+			  "(libfabric 2.x)\n", rdm_opt);
 	ft_parse_opts(argc, argv, "RDM send/receive conformance.", true);
 	if (!ft_opts.size_set)
 		ft_opts.all_sizes = true;

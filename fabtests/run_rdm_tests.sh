@@ -51,7 +51,7 @@ checks.
              clients, the odd ranks of the mesh and the atomics and half
              of the MPI ranks run on node NODE (rivet-node), with its own
              address; the servers here, on ADDR
-  -x STEP    skip a step: rdm rdm_auto rdm_domain rdm_rma deep wrapi tclass
+  -x STEP    skip a step: rdm rdm_auto rdm_domain rdm_tagdir rdm_rma deep wrapi tclass
              atomic native offset
              multi harden pollset mrcache rawpeer shared_av shared_ctx sep
              trigger mesh kill mpi osc pingpong pingpong_msg
@@ -232,6 +232,17 @@ step_rdm_auto() { rdm_again fi_rivet_rdm_auto -A; }
 # or CQ lock: fi_cq_read going straight to the endpoint's own read,
 # docs/performance.md).
 step_rdm_domain() { rdm_again fi_rivet_rdm_domain -D; }
+
+# libfabric 2.x: FI_TAGGED_DIRECTED_RECV instead of FI_DIRECTED_RECV
+# (fi_rivet_rdm -T): untagged receives then take any source
+# (rdm_directed_msg), tagged ones still only the one they name.
+step_rdm_tagdir() {
+	if ! fi_info --version 2>/dev/null | grep -q '^libfabric: [2-9]'; then
+		echo "# rdm_tagdir: libfabric 1.x has no FI_TAGGED_DIRECTED_RECV"
+		return
+	fi
+	rdm_again fi_rivet_rdm_tagdir -T
+}
 
 step_rdm_rma() {
 	port=$((port + 2))
@@ -565,8 +576,11 @@ step_mpi() {
 # messages, the target's compare-and-swaps on its own window included
 # even on one node (where osc rdma of Open MPI < 4.1.5 crashes on them).
 # Open MPI 5 (Debian 13) has no osc pt2pt and needs no workaround: osc rdma
-# with its defaults over mtl ofi and over btl ofi, every accumulate and the
-# target's own compare-and-swaps included, with every rank on one node.
+# with its defaults on btl ofi (pml ob1), every accumulate and the target's
+# own compare-and-swaps included, with every rank on one node.  Not with
+# pml cm: Open MPI 5.0.7's osc rdma then finds no initialized btl and
+# MPI_Win_create fails whatever the provider (open-mpi/ompi#13298, fixed
+# after 5.0.7).
 step_osc() {
 	local name=mpi_rivet_osc p log xenv=() v cfg
 	local common=(--mca btl_ofi_provider_include "$prov")
@@ -583,9 +597,8 @@ step_osc() {
 		return
 	fi
 	if mpirun --version 2>/dev/null | grep -q 'Open MPI) [5-9]'; then
-		cfgs=([cm]="$cm --mca osc rdma"
-		      [ob1]="--mca pml ob1 --mca btl ofi,self --mca btl_ofi_mode 2 --mca osc rdma")
-		order=(cm ob1)
+		cfgs=([ob1]="--mca pml ob1 --mca btl ofi,self --mca btl_ofi_mode 2 --mca osc rdma")
+		order=(ob1)
 	fi
 	for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\)=.*/\1/p'); do
 		xenv+=(-x "$v")
@@ -642,7 +655,7 @@ echo "# provider $prov, address $addr${rnode:+, clients on node$rnode ($caddr)},
 fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
-for s in rdm rdm_auto rdm_domain rdm_rma deep wrapi tclass atomic native offset multi harden \
+for s in rdm rdm_auto rdm_domain rdm_tagdir rdm_rma deep wrapi tclass atomic native offset multi harden \
 	pollset mrcache rawpeer shared_av shared_ctx sep trigger mesh kill mpi \
 	osc pingpong \
 	pingpong_msg; do

@@ -19,7 +19,9 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
-#define FT_FIVERSION FI_VERSION(1, 17)
+/* The API of the headers built against: on libfabric 2.x these programs
+ * are 2.x programs (88-byte error entries, 2.0's capability bits). */
+#define FT_FIVERSION FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
 #define FT_DEFAULT_PORT "47601"
 #define FT_DEFAULT_TIMEOUT_MS 10000
 #define FT_MAX_ALL_SIZE (64UL << 20)

@@ -313,6 +313,15 @@ int rivet_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
 int rivet_no_shutdown(struct fid_ep *ep, uint64_t flags);
 int rivet_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 		  struct fid_mc **mc, void *context);
+#if RIVET_API_VERSION >= FI_VERSION(1, 20)
+int rivet_no_insert_auth_key(struct fid_av *av, const void *auth_key,
+			     size_t auth_key_size, fi_addr_t *fi_addr,
+			     uint64_t flags);
+int rivet_no_lookup_auth_key(struct fid_av *av, fi_addr_t fi_addr,
+			     void *auth_key, size_t *auth_key_size);
+int rivet_no_set_user_id(struct fid_av *av, fi_addr_t fi_addr,
+			 fi_addr_t user_id, uint64_t flags);
+#endif
 extern struct fi_ops_tagged g_rivet_no_tagged_ops;
 extern struct fi_ops_cm g_rivet_no_cm_ops;
 /* Sends that fail (-FI_ENOSYS), for shared receive contexts: copies get

@@ -790,4 +790,9 @@ static struct fi_ops_av g_rivet_av_ops = {
 	.lookup = rivet_av_lookup,
 	.straddr = rivet_av_straddr,
 	.av_set = rivet_av_set,
+#if RIVET_API_VERSION >= FI_VERSION(1, 20)
+	.insert_auth_key = rivet_no_insert_auth_key,
+	.lookup_auth_key = rivet_no_lookup_auth_key,
+	.set_user_id = rivet_no_set_user_id,
+#endif
 };

@@ -539,3 +539,26 @@ struct fi_ops_atomic g_rivet_no_atomic_ops = {
 	.readwritevalid = rivet_no_avalid,
 	.compwritevalid = rivet_no_avalid,
 };
+
+#if RIVET_API_VERSION >= FI_VERSION(1, 20)
+/* 1.20's authorization keys and user ids: rivet offers neither
+ * (fi_getinfo refuses auth_key, FI_AV_USER_ID is not a capability). */
+int rivet_no_insert_auth_key(struct fid_av *av, const void *auth_key,
+			     size_t auth_key_size, fi_addr_t *fi_addr,
+			     uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+int rivet_no_lookup_auth_key(struct fid_av *av, fi_addr_t fi_addr,
+			     void *auth_key, size_t *auth_key_size)
+{
+	return -FI_ENOSYS;
+}
+
+int rivet_no_set_user_id(struct fid_av *av, fi_addr_t fi_addr,
+			 fi_addr_t user_id, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+#endif
