@@ -316,11 +316,11 @@ static void rdm_directed_client(void)
 		ft_ok("rdm_directed_send");
 }
 
-static bool g_tagdir;	/* -T: FI_TAGGED_DIRECTED_RECV, not FI_DIRECTED_RECV */
+static bool g_tagdir;	/* -G: FI_TAGGED_DIRECTED_RECV, not FI_DIRECTED_RECV */
 
 /* An untagged receive that names a source, posted before either client
  * endpoint sends: with FI_DIRECTED_RECV it waits for the first endpoint's
- * message; with -T (FI_TAGGED_DIRECTED_RECV, API 2.0: only tagged
+ * message; with -G (FI_TAGGED_DIRECTED_RECV, API 2.0: only tagged
  * receives name a source) it takes the second endpoint's, which comes
  * first.  A receive for anyone then gets the other message. */
 static void rdm_dirmsg_server(void)
@@ -765,11 +765,11 @@ static void rdm_opt(int op, const char *arg)
 		g_auto = true;
 	else if (op == 'D')
 		g_domain = true;
-	else if (op == 'T')
+	else if (op == 'G')
 		g_tagdir = true;
 }
 
-/* -T: directed receives for tagged messages only (API 2.0). */
+/* -G: directed receives for tagged messages only (API 2.0). */
 static int rdm_hints_tagdir(struct fi_info *hints)
 {
 #if FI_MAJOR_VERSION >= 2
@@ -794,7 +794,7 @@ static int rdm_setup(void)
 		hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
 	if (hints && g_tagdir && rdm_hints_tagdir(hints)) {
 		fi_freeinfo(hints);
-		return ft_check(false, "rdm_setup", "-T needs libfabric 2.x "
+		return ft_check(false, "rdm_setup", "-G needs libfabric 2.x "
 				"headers (FI_TAGGED_DIRECTED_RECV)") ? 0 : -1;
 	}
 	if (hints)	/* where the provider has it: rdm_fence skips else */
@@ -899,11 +899,11 @@ int main(int argc, char **argv)
 
 	ft_opts.ep_type = FI_EP_RDM;
 	ft_opts.timeout_ms = FT_RDM_DEADLINE_MS;
-	ft_set_extra_opts("ADT", " -A           ask for FI_PROGRESS_AUTO data "
+	ft_set_extra_opts("ADG", " -A           ask for FI_PROGRESS_AUTO data "
 			  "progress (the\n              rdm_auto_progress case "
 			  "runs only then)\n -D           ask for FI_THREAD_DOMAIN "
 			  "(no locks: the\n              provider's unlocked "
-			  "paths)\n -T           ask for FI_TAGGED_DIRECTED_RECV "
+			  "paths)\n -G           ask for FI_TAGGED_DIRECTED_RECV "
 			  "instead of\n              FI_DIRECTED_RECV "
 			  "(libfabric 2.x)\n", rdm_opt);
 	ft_parse_opts(argc, argv, "RDM send/receive conformance.", true);

@@ -234,14 +234,14 @@ step_rdm_auto() { rdm_again fi_rivet_rdm_auto -A; }
 step_rdm_domain() { rdm_again fi_rivet_rdm_domain -D; }
 
 # libfabric 2.x: FI_TAGGED_DIRECTED_RECV instead of FI_DIRECTED_RECV
-# (fi_rivet_rdm -T): untagged receives then take any source
+# (fi_rivet_rdm -G): untagged receives then take any source
 # (rdm_directed_msg), tagged ones still only the one they name.
 step_rdm_tagdir() {
 	if ! fi_info --version 2>/dev/null | grep -q '^libfabric: [2-9]'; then
 		echo "# rdm_tagdir: libfabric 1.x has no FI_TAGGED_DIRECTED_RECV"
 		return
 	fi
-	rdm_again fi_rivet_rdm_tagdir -T
+	rdm_again fi_rivet_rdm_tagdir -G
 }
 
 step_rdm_rma() {
