@@ -13,7 +13,10 @@
  *   endpoint to a receive context and a transmit context to it;
  * - a receive context the peer does not have: an error completion, and
  *   the context goes on;
- * - bad input: indices out of range, a context opened twice, receives on
+ * - context 1 opened with the attributes MPICH's ch4:ofi passes (caps
+ *   beyond the direction's, given back narrowed), the others with none;
+ * - bad input: a context's caps beyond the endpoint's, indices out of
+ *   range, a context opened twice, receives on
  *   a transmit context, sends and RMA on a receive context, too many
  *   contexts, too many rx_ctx_bits, enable without an AV, close order. */
 #include <stdio.h>
@@ -139,8 +142,49 @@ static void se_getinfo(struct fi_info *hints)
 	g.info = info;
 }
 
+/* What MPICH's ch4:ofi names on its contexts: the endpoint's attributes
+ * with caps set to everything it uses, FI_NAMED_RX_CTX on the receive
+ * side too (fi_endpoint(3): a subset of the endpoint's caps). */
+#define SE_MPICH_TX_CAPS \
+	(FI_TAGGED | FI_RMA | FI_ATOMIC | FI_MSG | FI_NAMED_RX_CTX)
+#define SE_MPICH_RX_CAPS \
+	(FI_TAGGED | FI_DIRECTED_RECV | FI_RMA | FI_REMOTE_READ | \
+	 FI_REMOTE_WRITE | FI_ATOMIC | FI_MSG | FI_MULTI_RECV | FI_NAMED_RX_CTX)
+
+/* Context 1 as MPICH opens its contexts, the others with the endpoint's
+ * attributes (NULL, as Open MPI's mtl ofi does); with checks, first a
+ * context asking for a capability the endpoint lacks. */
+static int se_ctx_open(struct se_sep *s, int i, bool rx, bool checks)
+{
+	struct fi_tx_attr ta = *g.info->tx_attr;
+	struct fi_rx_attr ra = *g.info->rx_attr;
+	int ret;
+
+	if (i != 1)
+		return rx ? fi_rx_context(s->sep, i, NULL, &s->rx[i], NULL) :
+			    fi_tx_context(s->sep, i, NULL, &s->tx[i], NULL);
+	if (checks) {
+		ta.caps = FI_TAGGED | FI_COLLECTIVE;
+		ra.caps = FI_TAGGED | FI_COLLECTIVE;
+		ret = rx ? fi_rx_context(s->sep, i, &ra, &s->rx[i], NULL) :
+			   fi_tx_context(s->sep, i, &ta, &s->tx[i], NULL);
+		ft_check(ret == -FI_EINVAL, rx ? "rx_ctx_caps_beyond_ep" :
+			 "tx_ctx_caps_beyond_ep", "%d", ret);
+	}
+	ta.caps = SE_MPICH_TX_CAPS;
+	ra.caps = SE_MPICH_RX_CAPS;
+	ret = rx ? fi_rx_context(s->sep, i, &ra, &s->rx[i], NULL) :
+		   fi_tx_context(s->sep, i, &ta, &s->tx[i], NULL);
+	if (!ret && checks && rx)
+		ft_check((ra.caps & FI_TAGGED) && (ra.caps & FI_DIRECTED_RECV) &&
+			 !(ra.caps & FI_NAMED_RX_CTX), "rx_ctx_mpich_attr",
+			 "caps given back 0x%llx", (unsigned long long)ra.caps);
+	return ret;
+}
+
 static int se_open(struct se_sep *s, bool checks)
 {
+	struct fi_rx_attr ra;
 	uint8_t name[64];
 	size_t len = sizeof(name);
 	struct fid_ep *dup;
@@ -155,7 +199,7 @@ static int se_open(struct se_sep *s, bool checks)
 	}
 	ret = fi_scalable_ep_bind(s->sep, &g.av->fid, 0);
 	for (i = 0; !ret && i < SE_CTX; i++) {
-		ret = fi_tx_context(s->sep, i, NULL, &s->tx[i], NULL);
+		ret = se_ctx_open(s, i, false, checks);
 		if (!ret)
 			ret = se_cq_open(&s->txcq[i]);
 		if (!ret)
@@ -163,7 +207,7 @@ static int se_open(struct se_sep *s, bool checks)
 		if (!ret)
 			ret = fi_enable(s->tx[i]);
 		if (!ret)
-			ret = fi_rx_context(s->sep, i, NULL, &s->rx[i], NULL);
+			ret = se_ctx_open(s, i, true, checks);
 		if (!ret)
 			ret = se_cq_open(&s->rxcq[i]);
 		if (!ret)
@@ -184,6 +228,13 @@ static int se_open(struct se_sep *s, bool checks)
 		 -FI_EINVAL, "ctx_index_out_of_range", "want -FI_EINVAL");
 	ret = fi_rx_context(s->sep, 0, NULL, &dup, NULL);
 	ft_check(ret == -FI_EBUSY, "ctx_open_twice", "%d", ret);
+	/* a call that fails gives nothing back */
+	ra = *g.info->rx_attr;
+	ra.caps = SE_MPICH_RX_CAPS;
+	ret = fi_rx_context(s->sep, 1, &ra, &dup, NULL);
+	ft_check(ret == -FI_EBUSY && ra.caps == SE_MPICH_RX_CAPS,
+		 "ctx_attr_kept_on_failure", "%d, caps 0x%llx", ret,
+		 (unsigned long long)ra.caps);
 	ret = fi_recv(s->tx[0], g.rx.ptr, SE_LEN, g.rx.desc, FI_ADDR_UNSPEC,
 		      NULL);
 	ft_check(ret == -FI_ENOSYS, "recv_on_tx_ctx", "%d", ret);
@@ -499,8 +550,9 @@ int main(int argc, char **argv)
 	ft_set_extra_opts("A", " -A           ask for FI_PROGRESS_AUTO data "
 			  "progress\n", se_opt);
 	ft_parse_opts(argc, argv, "scalable endpoints", false);
-	hints = ft_hints_alloc(FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE |
-			       FI_NAMED_RX_CTX);
+	hints = ft_hints_alloc(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC |
+			       FI_SOURCE | FI_NAMED_RX_CTX | FI_DIRECTED_RECV |
+			       FI_MULTI_RECV);
 	if (!hints)
 		return 1;
 	se_getinfo(hints);

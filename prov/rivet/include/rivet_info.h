@@ -27,8 +27,11 @@
 	(FI_MSG | FI_TAGGED | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV | \
 	 FI_MULTI_RECV | FI_RMA | FI_ATOMIC | FI_REMOTE_READ | \
 	 FI_REMOTE_WRITE | FI_RMA_EVENT | RIVET_CAP_V2_ONLY)
-/* Capabilities that cost something when on: only given when asked for */
-#define RIVET_ASKED_CAPS (FI_RMA_EVENT | FI_FENCE | FI_TRIGGER)
+/* Capabilities that cost something when on, or restrict the application
+ * (2.0's FI_EXACT_DIRECTED_RECV: no FI_ADDR_UNSPEC): only given when
+ * asked for */
+#define RIVET_ASKED_CAPS \
+	(FI_RMA_EVENT | FI_FENCE | FI_TRIGGER | RIVET_CAP_EXACT_DIRECTED_RECV)
 /* What needs remote keys: RMA and atomics alike */
 #define RIVET_REMOTE_CAPS (FI_RMA | FI_ATOMIC)
 

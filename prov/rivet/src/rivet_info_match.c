@@ -272,7 +272,8 @@ static int rivet_match_ctx_caps(struct rivet_match *m)
 	if (rivet_match_attr_caps(h->rx_attr ? h->rx_attr->caps : 0, fi->caps,
 				  m->type->rx_caps, &fi->rx_attr->caps))
 		return rivet_match_fail(-FI_ENODATA, "rx_attr->caps");
-	if (dom & ~rivet_ep_type_caps(m->type))
+	if (dom & ~(rivet_ep_type_caps(m->type) &
+		    rivet_caps_of_version(m->version)))
 		return rivet_match_fail(-FI_ENODATA, "domain_attr->caps");
 	fi->domain_attr->caps = RIVET_DOMAIN_CAPS | dom;
 	return 0;
@@ -423,6 +424,9 @@ static int rivet_match_domain(struct rivet_match *m)
 			return rivet_match_fail(-FI_ENODATA,
 				"control_progress UNIFIED with data AUTO");
 		d->control_progress = RIVET_PROGRESS_CONTROL_UNIFIED;
+		/* "It implies manual progress" (fi_domain(3)) */
+		if (!hd->data_progress)
+			d->data_progress = FI_PROGRESS_MANUAL;
 	}
 	/* RDM's protocol runs in a progress thread when AUTO is asked for */
 	if (hd->data_progress == FI_PROGRESS_AUTO &&

@@ -633,7 +633,11 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 		      info->tx_attr->size : g_rivet_params.tx_size;
 	ep->rx_size = info->rx_attr && info->rx_attr->size ?
 		      info->rx_attr->size : g_rivet_params.rx_size;
-	rivet_rdm_rxq_construct(&ep->own_rxq, ep->rx_size, info->caps,
+	/* the receive side's caps (a scalable endpoint's receive context
+	 * narrows them), else the endpoint's */
+	rivet_rdm_rxq_construct(&ep->own_rxq, ep->rx_size,
+				info->rx_attr && info->rx_attr->caps ?
+				info->rx_attr->caps : info->caps,
 				dom->fabric->api_version);
 	ep->rxq = &ep->own_rxq;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;

@@ -19,6 +19,7 @@
 
 #include <utlist.h>
 
+#include "rivet_info.h"
 #include "rivet_rdm.h"
 
 /* A connection request read off the listener, waiting for its receive
@@ -269,46 +270,84 @@ int rivet_rdm_ctx_open(struct rivet_domain *dom, struct fi_info *info,
 	return 0;
 }
 
-/* The scalable endpoint's info with the context's attributes: one
- * context each way, the caller's attributes within the endpoint's. */
-static int rivet_sep_ctx_info(const struct rivet_sep *sep, bool rx,
-			      const void *attr, struct fi_info **info_p)
+/*
+ * A context's capabilities (fi_endpoint(3)): a subset of the endpoint's,
+ * 0 for the endpoint's own of that direction.  Bits that do not apply to
+ * the direction are dropped, as clients pass the endpoint's whole set
+ * (MPICH names FI_NAMED_RX_CTX, an initiator's capability, on its receive
+ * contexts); a bit the endpoint lacks is refused.
+ */
+static int rivet_sep_ctx_caps(uint64_t asked, uint64_t ep_caps,
+			      uint64_t own, uint64_t applicable,
+			      uint64_t *caps_p)
 {
-	const struct fi_tx_attr *ta = attr;
-	const struct fi_rx_attr *ra = attr;
+	if (asked & ~ep_caps)
+		return -FI_EINVAL;
+	*caps_p = asked ? asked & applicable : own;
+	return 0;
+}
+
+/* The scalable endpoint's info with the context's attributes: one
+ * context each way, the caller's attributes within the endpoint's (the
+ * caller's attr gets the context's caps and size back once it is open:
+ * fields of every API version). */
+static int rivet_sep_ctx_info(const struct rivet_sep *sep, bool rx,
+			      void *attr, struct fi_info **info_p)
+{
+	struct fi_tx_attr *ta = attr;
+	struct fi_rx_attr *ra = attr;
 	struct fi_info *info = fi_dupinfo(sep->info);
+	int ret = 0;
 
 	if (!info)
 		return -FI_ENOMEM;
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
 	if (attr && !rx && info->tx_attr) {
-		if (ta->caps & ~info->tx_attr->caps)
-			goto inval;
-		if (ta->caps)
-			info->tx_attr->caps = ta->caps;
+		ret = rivet_sep_ctx_caps(ta->caps, info->caps,
+					 info->tx_attr->caps,
+					 RIVET_RDM_TX_CAPS | RIVET_DOMAIN_CAPS,
+					 &info->tx_attr->caps);
 		info->tx_attr->op_flags = ta->op_flags;
 		if (ta->size)
 			info->tx_attr->size = ta->size;
 	}
 	if (attr && rx && info->rx_attr) {
-		if (ra->caps & ~info->rx_attr->caps)
-			goto inval;
-		if (ra->caps)
-			info->rx_attr->caps = ra->caps;
+		ret = rivet_sep_ctx_caps(ra->caps, info->caps,
+					 info->rx_attr->caps,
+					 RIVET_RDM_RX_CAPS | RIVET_DOMAIN_CAPS,
+					 &info->rx_attr->caps);
 		info->rx_attr->op_flags = ra->op_flags;
 		if (ra->size)
 			info->rx_attr->size = ra->size;
 	}
+	if (ret) {
+		fi_freeinfo(info);
+		return ret;
+	}
 	*info_p = info;
 	return 0;
-inval:
-	fi_freeinfo(info);
-	return -FI_EINVAL;
+}
+
+/* The context's caps and size into the caller's attr, once it is open. */
+static void rivet_sep_ctx_attr_out(const struct fi_info *info, bool rx,
+				   void *attr)
+{
+	struct fi_tx_attr *ta = attr;
+	struct fi_rx_attr *ra = attr;
+
+	if (attr && !rx && info->tx_attr) {
+		ta->caps = info->tx_attr->caps;
+		ta->size = info->tx_attr->size;
+	}
+	if (attr && rx && info->rx_attr) {
+		ra->caps = info->rx_attr->caps;
+		ra->size = info->rx_attr->size;
+	}
 }
 
 static int rivet_sep_ctx(struct rivet_sep *sep, bool rx, int index,
-			 const void *attr, struct fid_ep **ep_p, void *context)
+			 void *attr, struct fid_ep **ep_p, void *context)
 {
 	struct rivet_rdm_ep **slot;
 	struct fi_info *info;
@@ -330,6 +369,7 @@ static int rivet_sep_ctx(struct rivet_sep *sep, bool rx, int index,
 		if (!ret) {
 			*slot = to_rrdm(*ep_p);
 			sep->nctx++;
+			rivet_sep_ctx_attr_out(info, rx, attr);
 		}
 	}
 	pthread_mutex_unlock(&sep->lock);

@@ -225,3 +225,39 @@ Test(abi_info, ep_types_by_version)
 	match_prov_fails(g_rdm, h, V2, -FI_EINVAL, "type 5, 2.0");
 	fi_freeinfo(h);
 }
+
+/* A 1.x program's bit 48 in domain_attr->caps is FI_VARIABLE_MSG. */
+Test(abi_info, v1_domain_caps_bit_48)
+{
+	struct fi_info *h = rdm_hints(FI_TAGGED);
+
+	h->domain_attr->caps = RIVET_CAP_V1_VARIABLE_MSG;
+	match_prov_fails(g_rdm, h, V1, -FI_ENODATA, "domain variable_msg");
+	fi_freeinfo(h);
+}
+
+/* Control progress unified implies manual data progress, where the
+ * type's own default (MSG) is automatic. */
+Test(abi_info, control_unified_means_manual)
+{
+	struct fi_info *h = hints_base(), *fi;
+
+	h->domain_attr->control_progress = RIVET_PROGRESS_CONTROL_UNIFIED;
+	h->domain_attr->data_progress = FI_PROGRESS_UNSPEC;
+	fi = match_ok(h, V2);
+	cr_assert_eq(fi->domain_attr->data_progress, FI_PROGRESS_MANUAL);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+/* FI_EXACT_DIRECTED_RECV restricts the program: only when asked. */
+Test(abi_info, exact_directed_only_when_asked)
+{
+	struct fi_info *h = rdm_hints(0), *fi;
+
+	fi = match_prov_ok(g_rdm, h, V2);
+	cr_assert_eq(fi->caps & RIVET_CAP_EXACT_DIRECTED_RECV, 0);
+	cr_assert(fi->caps & RIVET_CAP_TAGGED_DIRECTED_RECV);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
