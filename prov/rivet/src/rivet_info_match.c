@@ -484,8 +484,13 @@ static bool rivet_limits_ok(const void *hint, const void *ours,
 
 	for (i = 0; i < n; i++) {
 		if (rivet_size_at(hint, offsets[i]) >
-		    rivet_size_at(ours, offsets[i]))
+		    rivet_size_at(ours, offsets[i])) {
+			RIVET_INFO(CORE, "hints: the size_t at offset %zu "
+				   "asks %zu, rivet offers %zu\n", offsets[i],
+				   rivet_size_at(hint, offsets[i]),
+				   rivet_size_at(ours, offsets[i]));
 			return false;
+		}
 	}
 	return true;
 }

@@ -261,3 +261,29 @@ Test(abi_info, exact_directed_only_when_asked)
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
+
+/* libfabric 2.6's fi_rma_bw -e msg -o writedata: RMA writes with remote
+ * CQ data of 4 bytes, FI_RX_CQ_DATA in the mode.  Its first fi_getinfo
+ * (resolving -s) comes before it adds the mode bit: a write's data
+ * consumes a posted receive (write with immediate), so without the bit
+ * rivet, like libfabric's verbs, has no remote CQ data to give. */
+Test(abi_info, msg_writedata_hints)
+{
+	struct fi_info *h = hints_base(), *fi;
+
+	h->caps = FI_MSG | FI_RMA | FI_WRITE | FI_REMOTE_WRITE;
+	h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
+	h->domain_attr->cq_data_size = 4;
+	h->domain_attr->threading = FI_THREAD_DOMAIN;
+	h->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	fi = match_ok(h, FI_VERSION(1, 17));
+	cr_assert_eq(fi->domain_attr->cq_data_size, 4);
+	fi_freeinfo(fi);
+	fi = match_ok(h, V2);
+	cr_assert_eq(fi->domain_attr->cq_data_size, 4);
+	cr_assert(fi->rx_attr->mode & FI_RX_CQ_DATA);
+	fi_freeinfo(fi);
+	h->mode = FI_CONTEXT | FI_CONTEXT2;
+	match_fails(h, V2, -FI_ENODATA, "writedata without FI_RX_CQ_DATA");
+	fi_freeinfo(h);
+}
