@@ -18,6 +18,20 @@
 #define RIVET_API_AT_LEAST(version, major, minor) \
 	(!FI_VERSION_LT((version), FI_VERSION((major), (minor))))
 
+/*
+ * The API a request is answered by.  FI_VERSION(0, x) names no API
+ * (libfabric began at 1.0), so it is not a 1.0-1.4 program wanting the
+ * legacy forms: answered as this build's API.  MPICH's ch4:ofi asks with
+ * version 0 before it has read its settings, and copies mr_mode from that
+ * answer into its last try; it reads only the bit form (FI_MR_VIRT_ADDR,
+ * FI_MR_PROV_KEY), so a legacy FI_MR_BASIC there made it pick its own keys
+ * and offsets, which rivet's regions do not serve.
+ */
+static inline uint32_t rivet_api_of_request(uint32_t version)
+{
+	return FI_MAJOR(version) ? version : RIVET_API_VERSION;
+}
+
 /* Registration modes as API < 1.5 knew them (still accepted alone). */
 #define RIVET_MR_UNSPEC 0
 #define RIVET_MR_BASIC (1 << 0)

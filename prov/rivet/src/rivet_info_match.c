@@ -692,7 +692,7 @@ int rivet_info_match(const struct fi_info *prov,
 		     struct fi_info **out_p)
 {
 	struct rivet_match m = { .lim = lim, .hints = hints,
-				 .version = version };
+				 .version = rivet_api_of_request(version) };
 	int ret;
 
 	if (!prov || !lim || !out_p || !prov->ep_attr)
@@ -712,7 +712,7 @@ int rivet_info_match(const struct fi_info *prov,
 	 * "rivet;rivet" (it appends, for utility providers' layering). */
 	free(m.fi->fabric_attr->prov_name);
 	m.fi->fabric_attr->prov_name = NULL;
-	m.fi->fabric_attr->api_version = version;
+	m.fi->fabric_attr->api_version = m.version;
 	/* fi_getinfo(3): a passive endpoint given as hints->handle comes
 	 * back in info->handle, for fi_endpoint to take its address */
 	if (hints && hints->handle && hints->handle->fclass == FI_CLASS_PEP)

@@ -261,6 +261,38 @@ Test(info_rdm, null_hints)
 	fi_freeinfo(fi);
 }
 
+/* MPICH 4.3's ch4:ofi with a provider it has no settings for
+ * (init_provider.c, init_settings.c): fi_getinfo with version 0 and no
+ * hints; then its own API with caps = that answer's caps and mr_mode
+ * FI_MR_ENDPOINT alone; when that fails, mr_mode = the first answer's.
+ * It reads only mr_mode's bits: the first answer must carry them, not
+ * 1.0's FI_MR_BASIC, or MPICH picks its own keys and offsets. */
+Test(info_rdm, mpich_version0_listing)
+{
+	struct fi_info *first = rdm_ok(NULL, V(0, 0)), *h, *fi;
+
+	cr_assert_eq(first->domain_attr->mr_mode, MR_BASIC_MAP,
+		     "version 0 names no API: the bit form");
+	cr_assert_eq(first->fabric_attr->api_version, RIVET_API_VERSION);
+	cr_assert(first->caps & FI_RMA);
+	h = hints_rdm();
+	h->caps = first->caps;
+	h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
+	h->domain_attr->mr_mode = FI_MR_ENDPOINT;
+	rdm_fails(h, V_NOW, -FI_ENODATA, "RMA needs provider keys");
+	h->domain_attr->mr_mode = first->domain_attr->mr_mode;
+	fi = rdm_ok(h, V_NOW);
+	cr_assert_eq(fi->domain_attr->mr_mode & MR_BASIC_MAP, MR_BASIC_MAP);
+	cr_assert(fi->caps & FI_RMA);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+	fi_freeinfo(first);
+	/* a real 1.x-before-1.5 program still gets the legacy form */
+	fi = rdm_ok(NULL, V(1, 0));
+	cr_assert_eq(fi->domain_attr->mr_mode, RIVET_MR_BASIC);
+	fi_freeinfo(fi);
+}
+
 Test(info_rdm, mpi_hints)
 {
 	struct fi_info *h = hints_rdm(), *fi;
