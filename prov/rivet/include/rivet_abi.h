@@ -18,20 +18,6 @@
 #define RIVET_API_AT_LEAST(version, major, minor) \
 	(!FI_VERSION_LT((version), FI_VERSION((major), (minor))))
 
-/*
- * The API a request is answered by.  FI_VERSION(0, x) names no API
- * (libfabric began at 1.0), so it is not a 1.0-1.4 program wanting the
- * legacy forms: answered as this build's API.  MPICH's ch4:ofi asks with
- * version 0 before it has read its settings, and copies mr_mode from that
- * answer into its last try; it reads only the bit form (FI_MR_VIRT_ADDR,
- * FI_MR_PROV_KEY), so a legacy FI_MR_BASIC there made it pick its own keys
- * and offsets, which rivet's regions do not serve.
- */
-static inline uint32_t rivet_api_of_request(uint32_t version)
-{
-	return FI_MAJOR(version) ? version : RIVET_API_VERSION;
-}
-
 /* Registration modes as API < 1.5 knew them (still accepted alone). */
 #define RIVET_MR_UNSPEC 0
 #define RIVET_MR_BASIC (1 << 0)
@@ -67,6 +53,27 @@ static inline uint32_t rivet_api_of_request(uint32_t version)
 static inline int rivet_api_v2(uint32_t version)
 {
 	return RIVET_API_AT_LEAST(version, 2, 0);
+}
+
+/*
+ * The API a request is answered by.  FI_VERSION(0, x) names no API
+ * (libfabric began at 1.0), so it is not a 1.0-1.4 program wanting the
+ * legacy forms.  MPICH's ch4:ofi asks with version 0 before it has read
+ * its settings, copies caps and mr_mode from that answer into the hints of
+ * its own version, and reads only mr_mode's bit form (FI_MR_VIRT_ADDR,
+ * FI_MR_PROV_KEY): a legacy FI_MR_BASIC there made it pick its own keys
+ * and offsets, which rivet's regions do not serve.  So version 0 gets the
+ * newest 1.x API this build knows: the bit form, and no capability bit
+ * that 2.0 gave a new meaning, so that a program of any version >= 1.5
+ * can pass the answer back.
+ */
+#define RIVET_API_LAST_V1 FI_VERSION(1, 22)
+static inline uint32_t rivet_api_of_request(uint32_t version)
+{
+	if (FI_MAJOR(version))
+		return version;
+	return rivet_api_v2(RIVET_API_VERSION) ? RIVET_API_LAST_V1 :
+						 RIVET_API_VERSION;
 }
 
 /* Which of rivet's capability bits (2.0's meanings: rivet offers none of
