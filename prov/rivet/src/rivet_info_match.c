@@ -636,9 +636,18 @@ static int (*const g_match_steps[])(struct rivet_match *m) = {
 	rivet_match_rx,
 };
 
-/* NULL hints: report what the API version needs of every application. */
+/* NULL hints: report what the API version needs of every application,
+ * and no FI_RMA_EVENT.  fi_getinfo(3) lets a provider report a secondary
+ * capability nobody asked for only where that costs no performance, and
+ * an endpoint with this one sends an event message per RMA and writes a
+ * completion without a context at the target.  MPICH's ch4:ofi asks for
+ * every capability of its first (NULL hints) answer, and takes such a
+ * completion for one of its requests. */
 static void rivet_match_no_hints(struct rivet_match *m)
 {
+	m->fi->caps &= ~FI_RMA_EVENT;
+	m->fi->tx_attr->caps &= ~FI_RMA_EVENT;
+	m->fi->rx_attr->caps &= ~FI_RMA_EVENT;
 	if (!rivet_match_legacy_version(m->version))
 		return;
 	m->fi->domain_attr->mr_mode = RIVET_MR_BASIC;
