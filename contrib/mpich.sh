@@ -18,7 +18,8 @@
 #            every SAMPLE_EVERY-th test of at most 4 processes, default 8)
 #            on rivet and on libfabric's tcp provider, in one guest.
 #            Default: smoke nodes suite.
-# Environment: SAMPLE_EVERY, TEST_TIMEOUT (per test, default 180 s).
+# Environment: SAMPLE_EVERY, TEST_TIMEOUT (per test, default 180 s; a
+# suite test gets its testlist's timeLimit where that is longer).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 prog=mpich.sh
@@ -119,14 +120,15 @@ export FI_PROVIDER_PATH=$work/rivet/lib/libfabric
 export MPIR_CVAR_NOLOCAL=1
 cpi=$build/examples/cpi
 run() {	# label, provider, extra env..., -- mpiexec args
-	local label=$1 prov=$2 out rc
+	local label=$1 prov=$2 out rc t0=$SECONDS
 	shift 2
 	local envs=()
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
-	out=$(env FI_PROVIDER="$prov" "${envs[@]}" timeout -k 5 "$tmo" \
+	out=$(env FI_PROVIDER="$prov" "${envs[@]}" timeout -k 5 "${limit:-$tmo}" \
 		mpiexec "$@" 2>&1 </dev/null)
 	rc=$?
+	label="$label [$((SECONDS - t0)) s]"
 	# MPICH's tests print "No Errors", cpi "Error is" its deviation
 	if [ $rc -eq 0 ] && grep -q "$want" <<<"$out" &&
 	   ! grep -v "No Errors\|Error is" <<<"$out" | grep -qi "error\|abort"
@@ -170,11 +172,14 @@ suite)
 	for prov in rivet tcp; do
 		while read -r d name np rest; do
 			[[ $np =~ ^[0-9]+$ ]] || { rest="$np $rest"; np=2; }
-			args=() envs=()
+			args=() envs=() limit=$tmo
 			for kv in $rest; do
 				case $kv in
 				arg=*) args+=("${kv#arg=}") ;;
 				env=*) envs+=("${kv#env=}") ;;
+				timeLimit=*)
+					[ "${kv#timeLimit=}" -le "$tmo" ] ||
+						limit=${kv#timeLimit=} ;;
 				esac
 			done
 			(cd "$build/test/mpi/$d" &&

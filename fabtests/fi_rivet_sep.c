@@ -18,11 +18,17 @@
  * - bad input: a context's caps beyond the endpoint's, indices out of
  *   range, a context opened twice, receives on
  *   a transmit context, sends and RMA on a receive context, too many
- *   contexts, too many rx_ctx_bits, enable without an AV, close order. */
+ *   contexts, too many rx_ctx_bits, enable without an AV, close order;
+ * - MPICH's one-sided windows: transmit contexts of a third scalable
+ *   endpoint that is never enabled, each with a counter bound before
+ *   enable and a CQ shared with a receive context under
+ *   FI_SELECTIVE_COMPLETION; injected, context-less FI_DELIVERY_COMPLETE
+ *   and completed writes, reads and atomics to B, counted. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
@@ -525,6 +531,208 @@ static void se_missing_ctx(void)
 		 "missing_rx_ctx_then_ok", "%s", fi_strerror(-ret));
 }
 
+/* MPICH's ch4:ofi windows (ofi_win.c, win_init_sep): a scalable
+ * endpoint W of the endpoint's info with SE_WIN transmit contexts, bound
+ * to the AV and never enabled; a window is one of its transmit contexts
+ * (the last free index first) opened with the endpoint's tx_attr narrowed
+ * to RMA and atomics, bound with FI_TRANSMIT | FI_SELECTIVE_COMPLETION to
+ * the CQ its endpoint already uses (here A's receive context 0 CQ) and to
+ * a counter of FI_READ | FI_WRITE opened with FI_WAIT_UNSPEC, then
+ * enabled.  Operations carry no context unless FI_COMPLETION is asked
+ * (ofi_rma.h), and MPI waits on the counter. */
+#define SE_WIN 2
+#define SE_WIN_OPS 6		/* per window */
+
+struct se_win {
+	struct fid_ep *tx;
+	struct fid_cntr *cntr;
+	uint64_t posted;
+};
+
+static int se_win_open(struct fid_ep *w, int idx, struct se_win *win)
+{
+	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP,
+				   .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_tx_attr ta = *g.info->tx_attr;
+	int ret;
+
+	ta.caps = FI_RMA | FI_WRITE | FI_READ | FI_ATOMIC;
+	ta.msg_order = FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAR |
+		       FI_ORDER_WAW;
+	ret = fi_tx_context(w, idx, &ta, &win->tx, NULL);
+	if (!ret)
+		ret = fi_ep_bind(win->tx, &g.s[0].rxcq[0]->fid,
+				 FI_TRANSMIT | FI_SELECTIVE_COMPLETION);
+	if (!ret)
+		ret = fi_cntr_open(g.fab.domain, &ca, &win->cntr, NULL);
+	if (!ret)
+		ret = fi_ep_bind(win->tx, &win->cntr->fid, FI_READ | FI_WRITE);
+	if (!ret)
+		ret = fi_enable(win->tx);
+	return ret;
+}
+
+/* Until every window's counter has counted what it posted: the shared CQ
+ * is read as MPICH's progress does (its entries kept in e, *got), B's
+ * receive CQ for the target's progress (it gets nothing). */
+static int se_win_wait(struct se_win *win, struct fi_cq_tagged_entry *e,
+		       int *got)
+{
+	struct fi_cq_tagged_entry t;
+	uint64_t end = ft_now_ms() + (uint64_t)ft_opts.timeout_ms;
+	ssize_t ret;
+	int k, done;
+
+	do {
+		ret = fi_cq_read(g.s[0].rxcq[0], &t, 1);
+		if (ret == 1 && *got < 4)
+			e[(*got)++] = t;
+		else if (ret == 1 || (ret != -FI_EAGAIN))
+			return ret == 1 ? -FI_EOVERFLOW : (int)ret;
+		ret = fi_cq_read(g.s[1].rxcq[0], &t, 1);
+		if (ret != -FI_EAGAIN)
+			return ret == 1 ? -FI_EOVERFLOW : (int)ret;
+		for (k = 0, done = 0; k < SE_WIN; k++) {
+			if (fi_cntr_readerr(win[k].cntr))
+				return -FI_EIO;
+			done += fi_cntr_read(win[k].cntr) >= win[k].posted;
+		}
+		if (done == SE_WIN)
+			return 0;
+	} while (ft_now_ms() < end);
+	return -FI_ETIMEDOUT;
+}
+
+/* Window k's operations into its own 4 KiB slots of B's region: an
+ * injected write, a context-less FI_DELIVERY_COMPLETE write, a read of
+ * it back, one with FI_COMPLETION and a context, an atomic sum and a
+ * fetching one (after the sum has counted: no atomic ordering asked). */
+static int se_win_post(struct se_win *win, int k, int phase,
+		       struct ft_buf *tgt, struct ft_buf *loc)
+{
+	uint8_t *l = (uint8_t *)loc->ptr + k * 4 * 4096;
+	uint64_t base = g.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
+			(uint64_t)(uintptr_t)tgt->ptr : 0;
+	uint64_t r = base + (uint64_t)k * 4 * 4096;
+	uint64_t key = fi_mr_key(tgt->mr);
+	fi_addr_t to = se_rx(1, k);
+	struct iovec iov = { .iov_base = l + 4096, .iov_len = 4096 };
+	struct fi_rma_iov rio = { .addr = r + 4096, .len = 4096, .key = key };
+	struct fi_msg_rma m = { .msg_iov = &iov, .desc = &loc->desc,
+				.iov_count = 1, .addr = to,
+				.rma_iov = &rio, .rma_iov_count = 1 };
+	struct fi_ioc ioc = { .addr = l + 3 * 4096, .count = 1 };
+	struct fi_ioc res = { .addr = l + 3 * 4096 + 8, .count = 1 };
+	struct fi_rma_ioc rioc = { .addr = r + 3 * 4096, .count = 1,
+				   .key = key };
+	struct fi_msg_atomic am = { .msg_iov = &ioc, .desc = &loc->desc,
+				    .iov_count = 1, .addr = to,
+				    .rma_iov = &rioc, .rma_iov_count = 1,
+				    .datatype = FI_UINT64, .op = FI_SUM };
+	ssize_t ret;
+
+	if (phase == 0) {
+		ret = fi_inject_write(win->tx, l, 64, to, r, key);
+		if (!ret)
+			ret = fi_writemsg(win->tx, &m, FI_DELIVERY_COMPLETE);
+		rio.addr = r + 2 * 4096;
+		iov.iov_base = l + 2 * 4096;
+		m.context = &g.ctx[60 + k];
+		if (!ret)
+			ret = fi_writemsg(win->tx, &m, FI_COMPLETION |
+					  FI_DELIVERY_COMPLETE);
+		if (!ret)
+			ret = fi_atomicmsg(win->tx, &am, FI_DELIVERY_COMPLETE);
+		win->posted += ret ? 0 : 4;
+		return (int)ret;
+	}
+	/* phase 1: the read of slot 1 into local slot 1 + ..., the fetch */
+	iov.iov_base = l + 4 * 4096 - 2048;
+	iov.iov_len = 2048;
+	rio.len = 2048;
+	ret = fi_readmsg(win->tx, &m, 0);
+	if (!ret)
+		ret = fi_fetch_atomicmsg(win->tx, &am, &res, &loc->desc, 1, 0);
+	win->posted += ret ? 0 : 2;
+	return (int)ret;
+}
+
+static void se_windows(void)
+{
+	struct fi_info *info = fi_dupinfo(g.info);
+	struct se_win win[SE_WIN] = { { 0 } };
+	struct ft_buf tgt = { 0 }, loc = { 0 };
+	struct fi_cq_tagged_entry e[4];
+	struct fid_ep *w = NULL;
+	uint64_t *sum, *fetched;
+	uint8_t *t;
+	int k, ret, got = 0, bad = 0;
+
+	if (!info)
+		return;
+	info->ep_attr->tx_ctx_cnt = SE_WIN;
+	ret = fi_scalable_ep(g.fab.domain, info, &w, NULL);
+	if (!ret)
+		ret = fi_scalable_ep_bind(w, &g.av->fid, 0);
+	for (k = SE_WIN - 1; !ret && k >= 0; k--)
+		ret = se_win_open(w, k, &win[k]);
+	if (!ret)
+		ret = ft_buf_alloc(g.fab.domain, SE_WIN * 4 * 4096,
+				   FI_REMOTE_READ | FI_REMOTE_WRITE, &tgt);
+	if (!ret)
+		ret = ft_buf_alloc(g.fab.domain, SE_WIN * 4 * 4096,
+				   FI_READ | FI_WRITE, &loc);
+	if (!ft_check(!ret, "win_setup", "%s", fi_strerror(-ret)))
+		goto out;
+	t = tgt.ptr;
+	for (k = 0; k < SE_WIN; k++) {
+		uint8_t *l = (uint8_t *)loc.ptr + k * 4 * 4096;
+
+		ft_fill(l, 3 * 4096, 500 + (uint32_t)k);
+		*(uint64_t *)(t + (k * 4 + 3) * 4096) = 5;
+		*(uint64_t *)(l + 3 * 4096) = 7 + (uint64_t)k;
+	}
+	for (k = 0; !ret && k < SE_WIN; k++)
+		ret = se_win_post(&win[k], k, 0, &tgt, &loc);
+	if (!ret)
+		ret = se_win_wait(win, e, &got);
+	for (k = 0; !ret && k < SE_WIN; k++)
+		ret = se_win_post(&win[k], k, 1, &tgt, &loc);
+	if (!ret)
+		ret = se_win_wait(win, e, &got);
+	if (!ft_check(!ret, "win_counted", "%s", fi_strerror(-ret)))
+		goto out;
+	for (k = 0; k < SE_WIN; k++) {
+		uint8_t *l = (uint8_t *)loc.ptr + k * 4 * 4096;
+
+		sum = (uint64_t *)(t + (k * 4 + 3) * 4096);
+		fetched = (uint64_t *)(l + 3 * 4096 + 8);
+		if (memcmp(t + k * 4 * 4096, l, 64) ||
+		    memcmp(t + k * 4 * 4096 + 4096, l + 4096, 2 * 4096) ||
+		    memcmp(l + 4 * 4096 - 2048, l + 4096, 2048) ||
+		    *fetched != 12 + (uint64_t)k ||
+		    *sum != 19 + 2 * (uint64_t)k)
+			bad++;
+	}
+	ft_check(!bad, "win_data", "%d windows' data or atomics wrong", bad);
+	ft_check(got == SE_WIN && ((e[0].op_context == &g.ctx[60] &&
+				     e[1].op_context == &g.ctx[61]) ||
+				    (e[0].op_context == &g.ctx[61] &&
+				     e[1].op_context == &g.ctx[60])) &&
+		 (e[0].flags & FI_WRITE) && (e[1].flags & FI_WRITE),
+		 "win_selective_completion", "%d shared CQ entries, want %d "
+		 "(the FI_COMPLETION writes)", got, SE_WIN);
+out:
+	for (k = 0; k < SE_WIN; k++) {
+		ft_close_fid(win[k].tx ? &win[k].tx->fid : NULL, "window");
+		ft_close_fid(win[k].cntr ? &win[k].cntr->fid : NULL, "cntr");
+	}
+	ft_close_fid(w ? &w->fid : NULL, "scalable endpoint");
+	ft_buf_free(&tgt);
+	ft_buf_free(&loc);
+	fi_freeinfo(info);
+}
+
 static void se_close(struct se_sep *s)
 {
 	int i;
@@ -583,6 +791,8 @@ int main(int argc, char **argv)
 	se_plain();
 	se_settle();
 	se_missing_ctx();
+	se_settle();
+	se_windows();
 out:
 	se_close(&g.s[0]);
 	se_close(&g.s[1]);
