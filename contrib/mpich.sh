@@ -18,7 +18,8 @@
 #            every SAMPLE_EVERY-th test of at most 4 processes, default 8)
 #            on rivet and on libfabric's tcp provider, in one guest.
 #            Default: smoke nodes suite.
-# Environment: SAMPLE_EVERY, TEST_TIMEOUT (per test, default 180 s; a
+# Environment: SAMPLE_EVERY, VM_LIMIT (a step's guest, default 7200 s),
+# TEST_TIMEOUT (per test, default 180 s; a
 # suite test gets its testlist's timeLimit where that is longer).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -202,7 +203,7 @@ for step in "${steps[@]}"; do
 	nodes) n=(-N 2) ;;
 	*) die "no such step: $step" ;;
 	esac
-	"$top/contrib/vm/rivet-vm" "${n[@]}" -t 3000 -o "$out" -- \
+	"$top/contrib/vm/rivet-vm" "${n[@]}" -t "${VM_LIMIT:-7200}" -o "$out" -- \
 		"$work/guest.sh" "$step" "$inst" "$work" "$build" "$tmo" \
 		"$(echo $smoke)" |
 		tee "$out/$step.txt" || rc=1
