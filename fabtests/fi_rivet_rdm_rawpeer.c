@@ -11,7 +11,13 @@
  * RTS, ignore what the endpoint did not ask for, and end a rendezvous's
  * exposure with it.  And a raw peer that leaves rivet's FIN unacknowledged:
  * on rxe (or with FI_RIVET_CONFIRM=1) the rendezvous receive waits for
- * the FIN, and fails with it.  Each case in a child of its own.
+ * the FIN, and fails with it.  And access: the raw peer's emulated
+ * atomics reach only regions and endpoints that allow them (access 0 is
+ * no remote access; an endpoint without FI_ATOMIC or FI_REMOTE_WRITE is
+ * no target), its RMA events count only for a region, range and
+ * direction that an RDMA operation of theirs could have had, and its
+ * short answer to a fetching atomic fails the fetch.  Each case in a
+ * child of its own.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,7 +31,10 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <rdma/fi_atomic.h>
+
 #include "common/ft_rdm.h"
+#include "rivet_atomic.h"
 #include "rivet_proto.h"
 
 #define RP_TAG 0x5241575000000000ULL	/* "RAWP" */
@@ -703,6 +712,275 @@ out:
 	rp_env_close(&env);
 }
 
+/* ---- access ----------------------------------------------------------- */
+
+/* An emulated atomic of the raw peer's (one FI_UINT64) at the endpoint it
+ * connected to: the answer's status (0 or a positive FI_E* code), -1 if
+ * none came. */
+static int rp_atomic(struct rp *r, uint64_t key, uint64_t addr,
+		     enum fi_op op, uint64_t val)
+{
+	struct {
+		struct rivet_wire_atomic a;
+		uint64_t v;
+	} m = {
+		.a = { .send_id = 7, .addr = addr, .key = key,
+		       .op = (uint8_t)op, .datatype = FI_UINT64,
+		       .kind = RIVET_ATOMIC_WRITE, .count = 1 },
+		.v = val,
+	};
+	struct rivet_wire_hdr hdr = {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_ATOMIC,
+		.conn_idx = r->peer_idx, .len = sizeof(m.v),
+	};
+	const struct rivet_wire_atomic_resp *resp;
+	const uint8_t *msg;
+	struct ibv_wc wc;
+	int status;
+
+	if (rp_send(r, &hdr, &m, sizeof(m)) ||
+	    rp_poll(r, true, &wc) != IBV_WC_SUCCESS)
+		return -1;
+	msg = rp_recv_slot(r, (int)wc.wr_id);
+	resp = (const void *)(msg + sizeof(hdr));
+	status = ((const struct rivet_wire_hdr *)msg)->op ==
+		 RIVET_OP_ATOMIC_RESP ? resp->status : -1;
+	(void)rp_post_recv(r, (int)wc.wr_id);
+	return status;
+}
+
+/* Where the raw peer addresses a region of ours. */
+static uint64_t rp_raddr(const struct rp_env *env, const struct ft_buf *b)
+{
+	return env->p.fab.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ?
+	       (uint64_t)(uintptr_t)b->ptr : 0;
+}
+
+/* Regions of the victim's domain registered with access 0, with
+ * FI_REMOTE_READ alone and with FI_REMOTE_WRITE: the raw peer's
+ * FI_ATOMIC_WRITE lands only in the last, in range. */
+static void rp_atomic_access_child(void)
+{
+	const char *name = "rawpeer_atomic_region_access";
+	uint64_t want = 0x5a5a5a5a5a5a5a5aULL;
+	struct ft_buf none = { 0 }, ro = { 0 };
+	struct sockaddr_in fake;
+	struct rp_env env;
+	int s0, s1, s2, s3, ret;
+
+	if (rp_env_open(&env, FT_RDM_CAPS | FI_ATOMIC,
+			FI_REMOTE_READ | FI_REMOTE_WRITE))
+		goto out;
+	ret = ft_buf_alloc(env.p.fab.domain, 4096, 0, &none);
+	ret = ret ? ret : ft_buf_alloc(env.p.fab.domain, 4096, FI_REMOTE_READ,
+				       &ro);
+	fake = rp_fake(&env.p.a, 9);
+	if (!ft_check(!ret, name, "fi_mr_reg: %s", fi_strerror(-ret)) ||
+	    !ft_check(!rp_connect(&env.raw, rp_name(&env.p.a), &fake), name,
+		      "raw connection to v failed"))
+		goto out;
+	memset(none.ptr, 0, 4096);
+	memset(ro.ptr, 0, 4096);
+	memset(env.cbuf.ptr, 0, 4096);
+	s0 = rp_atomic(&env.raw, fi_mr_key(none.mr), rp_raddr(&env, &none),
+		       FI_ATOMIC_WRITE, want);
+	s1 = rp_atomic(&env.raw, fi_mr_key(ro.mr), rp_raddr(&env, &ro),
+		       FI_ATOMIC_WRITE, want);
+	/* one element past the region's end, then the region's own */
+	s2 = rp_atomic(&env.raw, fi_mr_key(env.cbuf.mr),
+		       rp_raddr(&env, &env.cbuf) + RP_BUF, FI_ATOMIC_WRITE,
+		       want);
+	s3 = rp_atomic(&env.raw, fi_mr_key(env.cbuf.mr),
+		       rp_raddr(&env, &env.cbuf) + 8, FI_ATOMIC_WRITE, want);
+	if (!ft_check(s0 == FI_EACCES && !*(uint64_t *)none.ptr, name,
+		      "access 0: answer %d, region word 0x%" PRIx64, s0,
+		      *(uint64_t *)none.ptr) ||
+	    !ft_check(s1 == FI_EACCES && !*(uint64_t *)ro.ptr, name,
+		      "FI_REMOTE_READ only: answer %d, region word 0x%" PRIx64,
+		      s1, *(uint64_t *)ro.ptr) ||
+	    !ft_check(s2 == FI_EACCES, name, "past the end: answer %d", s2) ||
+	    !ft_check(s3 == 0 && ((uint64_t *)env.cbuf.ptr)[1] == want, name,
+		      "FI_REMOTE_WRITE: answer %d, word 0x%" PRIx64, s3,
+		      ((uint64_t *)env.cbuf.ptr)[1]))
+		goto out;
+	ft_ok(name);
+out:
+	ft_buf_free(&none);
+	ft_buf_free(&ro);
+	rp_env_close(&env);
+}
+
+/* One endpoint whose caps are caps: the raw peer's atomic into a region
+ * that allows it; its answer (-1: none). */
+static int rp_atomic_to_caps(const char *name, uint64_t caps, uint64_t *word)
+{
+	struct sockaddr_in fake;
+	struct rp_env env;
+	int status = -1;
+
+	if (rp_env_open(&env, caps, FI_REMOTE_READ | FI_REMOTE_WRITE))
+		goto out;
+	/* what fi_getinfo gave: not a target of atomics */
+	if (!ft_check(!(env.p.fab.info->caps & FI_ATOMIC) ||
+		      !(env.p.fab.info->caps & FI_REMOTE_WRITE), name,
+		      "the endpoint got caps 0x%llx",
+		      (unsigned long long)env.p.fab.info->caps))
+		goto out;
+	fake = rp_fake(&env.p.a, 9);
+	if (!ft_check(!rp_connect(&env.raw, rp_name(&env.p.a), &fake), name,
+		      "raw connection to v failed"))
+		goto out;
+	memset(env.cbuf.ptr, 0, 64);
+	status = rp_atomic(&env.raw, fi_mr_key(env.cbuf.mr),
+			   rp_raddr(&env, &env.cbuf), FI_SUM, 3);
+	*word = *(uint64_t *)env.cbuf.ptr;
+out:
+	rp_env_close(&env);
+	return status;
+}
+
+/* Endpoints that are no target of atomics: one without FI_ATOMIC, one
+ * with FI_ATOMIC as an initiator only (FI_READ | FI_WRITE). */
+static void rp_atomic_caps_child(void)
+{
+	const char *name = "rawpeer_atomic_target_caps";
+	uint64_t w0 = 0, w1 = 0;
+	int s0, s1;
+
+	s0 = rp_atomic_to_caps(name, FT_RDM_CAPS | FI_RMA, &w0);
+	s1 = rp_atomic_to_caps(name, FT_RDM_CAPS | FI_ATOMIC | FI_READ |
+			       FI_WRITE, &w1);
+	if (ft_check(s0 == FI_EACCES && !w0, name, "without FI_ATOMIC: "
+		     "answer %d, word %" PRIu64, s0, w0) &&
+	    ft_check(s1 == FI_EACCES && !w1, name, "initiator only: answer "
+		     "%d, word %" PRIu64, s1, w1))
+		ft_ok(name);
+}
+
+/* RMA events of the raw peer's to an endpoint with FI_RMA_EVENT: a write
+ * event into a region of FI_REMOTE_READ alone, a read event past its end
+ * and one naming no region are not counted; a read event in range is. */
+static void rp_rma_event_child(void)
+{
+	const char *name = "rawpeer_rma_event_forged";
+	struct fi_cntr_attr ca = { .events = FI_CNTR_EVENTS_COMP };
+	struct rivet_wire_hdr hdr;
+	struct rivet_wire_rma_event ev[4];
+	struct fid_cntr *cntr = NULL;
+	struct ft_buf ro = { 0 };
+	struct sockaddr_in fake;
+	struct rp_env env;
+	uint64_t end, base;
+	uint32_t key;
+	int i, ret;
+
+	if (rp_env_open(&env, FT_RDM_CAPS | FI_RMA | FI_RMA_EVENT,
+			FI_SEND | FI_RECV))
+		goto out;
+	ret = ft_buf_alloc(env.p.fab.domain, 4096, FI_REMOTE_READ, &ro);
+	ret = ret ? ret : fi_cntr_open(env.p.fab.domain, &ca, &cntr, NULL);
+	ret = ret ? ret : fi_mr_bind(ro.mr, &cntr->fid,
+				     FI_REMOTE_READ | FI_REMOTE_WRITE);
+	ret = ret ? ret : fi_mr_enable(ro.mr);
+	fake = rp_fake(&env.p.a, 9);
+	if (!ft_check(!ret, name, "setup: %s", fi_strerror(-ret)) ||
+	    !ft_check(!rp_connect(&env.raw, rp_name(&env.p.a), &fake), name,
+		      "raw connection to v failed"))
+		goto out;
+	key = (uint32_t)fi_mr_key(ro.mr);
+	base = rp_raddr(&env, &ro);
+	ev[0] = (struct rivet_wire_rma_event) { base, 64, 0, key };
+	ev[1] = (struct rivet_wire_rma_event) { base + 4096, 64,
+						RIVET_RMA_EV_READ, key };
+	ev[2] = (struct rivet_wire_rma_event) { base, 64, RIVET_RMA_EV_READ,
+						key + 1 };
+	ev[3] = (struct rivet_wire_rma_event) { base + 64, 64,
+						RIVET_RMA_EV_READ, key };
+	hdr = (struct rivet_wire_hdr) { .version = RIVET_WIRE_VERSION,
+					.op = RIVET_OP_RMA_EVENT,
+					.conn_idx = env.raw.peer_idx };
+	for (i = 0; i < 4; i++)
+		if (!ft_check(!rp_send(&env.raw, &hdr, &ev[i], sizeof(ev[i])),
+			      name, "raw send failed"))
+			goto out;
+	/* in order on one connection: once the last counts, all are in */
+	end = ft_now_ms() + RP_WAIT_MS;
+	while (fi_cntr_read(cntr) < 1 && ft_now_ms() < end)
+		ft_rdm_progress();
+	end = ft_now_ms() + 200;	/* and nothing more comes */
+	while (ft_now_ms() < end)
+		ft_rdm_progress();
+	if (ft_check(fi_cntr_read(cntr) == 1, name, "the region's counter "
+		     "is %" PRIu64 ", want 1 (the genuine event alone)",
+		     fi_cntr_read(cntr)))
+		ft_ok(name);
+out:
+	ft_buf_free(&ro);
+	ft_close_fid(cntr ? &cntr->fid : NULL, "cntr");
+	rp_env_close(&env);
+}
+
+/* rivet's fetching atomic to the raw peer, answered with success and 4
+ * of its 8 bytes: the fetch fails rather than complete with half a
+ * result. */
+static void rp_atomic_short_child(void)
+{
+	const char *name = "rawpeer_atomic_short_answer";
+	const struct rivet_wire_atomic *a;
+	struct {
+		struct rivet_wire_atomic_resp r;
+		uint32_t half;
+	} ans;
+	struct rivet_wire_hdr hdr;
+	struct fi_context2 ctx;
+	struct sockaddr_in me;
+	uint64_t operand = 1;
+	struct ibv_wc wc;
+	struct ft_comp c;
+	struct rp_env env;
+	fi_addr_t c2raw;
+	uint8_t *msg;
+	ssize_t ret;
+
+	if (rp_env_open(&env, FT_RDM_CAPS | FI_ATOMIC, FI_READ | FI_WRITE))
+		goto out;
+	me = rp_fake(&env.p.b, 0);
+	me.sin_port = htons((uint16_t)(40000 + getpid() % 20000));
+	if (!ft_check(!rp_listen(&env.raw, &me), name, "rdma_listen: %s",
+		      strerror(errno)) ||
+	    ft_rdm_av_insert(env.p.b.av, &me, &c2raw))
+		goto out;
+	memset(env.cbuf.ptr, 0xee, 16);
+	ret = FT_RDM_POST(fi_fetch_atomic(env.p.b.ep, &operand, 1, NULL,
+					  env.cbuf.ptr, env.cbuf.desc, c2raw,
+					  0, 77, FI_UINT64, FI_SUM, &ctx));
+	if (!ft_check(!ret, name, "fi_fetch_atomic: %zd", ret) ||
+	    !ft_check(!rp_accept(&env.raw), name, "accept failed") ||
+	    !ft_check(!rp_poll(&env.raw, true, &wc), name, "no atomic came"))
+		goto out;
+	msg = rp_recv_slot(&env.raw, (int)wc.wr_id);
+	a = (const void *)(msg + sizeof(hdr));
+	if (!ft_check(((struct rivet_wire_hdr *)msg)->op == RIVET_OP_ATOMIC,
+		      name, "not the atomic expected"))
+		goto out;
+	hdr = (struct rivet_wire_hdr) { .version = RIVET_WIRE_VERSION,
+					.op = RIVET_OP_ATOMIC_RESP,
+					.conn_idx = env.raw.peer_idx,
+					.len = sizeof(ans) };
+	ans.r = (struct rivet_wire_atomic_resp) { .send_id = a->send_id,
+						  .len = 4 };
+	ans.half = 0x12345678;
+	if (!ft_check(!rp_send(&env.raw, &hdr, &ans, sizeof(ans)), name,
+		      "raw answer failed") ||
+	    rp_wait(name, env.p.b.cq, &ctx, &c))
+		goto out;
+	if (ft_check(c.err, name, "the fetch succeeded with 4 of its 8 bytes "
+		     "(result 0x%" PRIx64 ")", *(uint64_t *)env.cbuf.ptr))
+		ft_ok(name);
+out:
+	rp_env_close(&env);
+}
+
 int main(int argc, char **argv)
 {
 	ft_opts.ep_type = FI_EP_RDM;
@@ -718,5 +996,9 @@ int main(int argc, char **argv)
 	ft_fork_case("rawpeer_write_imm_without_rma", rp_imm_child);
 	ft_fork_case("rawpeer_rendezvous_exposure", rp_exposure_child);
 	ft_fork_case("rawpeer_rendezvous_confirmed_by_fin", rp_confirm_child);
+	ft_fork_case("rawpeer_atomic_region_access", rp_atomic_access_child);
+	ft_fork_case("rawpeer_atomic_target_caps", rp_atomic_caps_child);
+	ft_fork_case("rawpeer_rma_event_forged", rp_rma_event_child);
+	ft_fork_case("rawpeer_atomic_short_answer", rp_atomic_short_child);
 	return ft_summary();
 }

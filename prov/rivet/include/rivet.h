@@ -540,8 +540,17 @@ struct rivet_mr *rivet_mr_lookup_locked(struct rivet_domain *dom,
 /* An RMA event aimed at mr (flag: FI_REMOTE_READ or FI_REMOTE_WRITE):
  * its bound counter, if any (under dom->mr_lock). */
 void rivet_mr_rma_event_locked(struct rivet_mr *mr, uint64_t flag);
-/* The same by rkey, taking dom->mr_lock. */
-void rivet_mr_rma_event(struct rivet_domain *dom, uint32_t key,
+/* Under dom->mr_lock: the region of key if it grants peers every right
+ * of need (FI_REMOTE_READ, FI_REMOTE_WRITE) over [addr, addr + len) as
+ * they address it (virtual addresses or offsets); else NULL. */
+struct rivet_mr *rivet_mr_remote_locked(struct rivet_domain *dom,
+					uint64_t key, uint64_t addr,
+					uint64_t len, uint64_t need);
+/* A peer's RMA event message: counted (flag) only if its region grants
+ * need over its range (rivet_mr_remote_locked); whether it did.  Takes
+ * dom->mr_lock. */
+bool rivet_mr_rma_event(struct rivet_domain *dom, uint32_t key,
+			uint64_t addr, uint64_t len, uint64_t need,
 			uint64_t flag);
 
 /* Internal registrations (rivet_mr_monitor.c): a registration of

@@ -410,6 +410,19 @@ static inline void rivet_rdm_unlock(struct rivet_rdm_ep *ep)
 		pthread_mutex_unlock(ep->lockp);
 }
 
+/* Whether the endpoint takes peers' operations of class cls (FI_RMA,
+ * FI_ATOMIC) that need rights (FI_REMOTE_READ, FI_REMOTE_WRITE) of it:
+ * fi_getinfo(3), caps with none of FI_READ, FI_WRITE, FI_REMOTE_READ and
+ * FI_REMOTE_WRITE mean all four. */
+static inline bool rivet_rdm_ep_targets(const struct rivet_rdm_ep *ep,
+					uint64_t cls, uint64_t rights)
+{
+	uint64_t dir = ep->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ |
+				   FI_REMOTE_WRITE);
+
+	return (ep->caps & cls) && (!dir || (dir & rights) == rights);
+}
+
 static inline struct rivet_rdm_ep *to_rrdm(struct fid_ep *ep)
 {
 	return container_of(ep, struct rivet_rdm_ep, ep_fid);

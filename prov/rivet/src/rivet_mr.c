@@ -10,8 +10,9 @@
 #include "rivet.h"
 #include "rivet_map.h"
 
-#define RIVET_MR_ACCESS_ALL (FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
-			     FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define RIVET_MR_ACCESS_LOCAL (FI_SEND | FI_RECV | FI_READ | FI_WRITE)
+#define RIVET_MR_ACCESS_ALL (RIVET_MR_ACCESS_LOCAL | FI_REMOTE_READ | \
+			     FI_REMOTE_WRITE)
 
 int rivet_mr_access_to_ibv(uint64_t access)
 {
@@ -80,12 +81,34 @@ void rivet_mr_rma_event_locked(struct rivet_mr *mr, uint64_t flag)
 	rivet_cntr_inc(mr->rma_cntr);
 }
 
-void rivet_mr_rma_event(struct rivet_domain *dom, uint32_t key,
+struct rivet_mr *rivet_mr_remote_locked(struct rivet_domain *dom,
+					uint64_t key, uint64_t addr,
+					uint64_t len, uint64_t need)
+{
+	struct rivet_mr *mr = key > UINT32_MAX ? NULL :
+			      rivet_mr_lookup_locked(dom, (uint32_t)key);
+	uint64_t start, end;
+
+	if (!mr || (mr->access & need) != need)
+		return NULL;
+	start = mr->iova;	/* the peer's addresses */
+	end = start + mr->ibv_mr->length;
+	if (addr < start || addr > end || len > end - addr)
+		return NULL;
+	return mr;
+}
+
+bool rivet_mr_rma_event(struct rivet_domain *dom, uint32_t key,
+			uint64_t addr, uint64_t len, uint64_t need,
 			uint64_t flag)
 {
+	struct rivet_mr *mr;
+
 	pthread_mutex_lock(&dom->mr_lock);
-	rivet_mr_rma_event_locked(rivet_mr_lookup_locked(dom, key), flag);
+	mr = rivet_mr_remote_locked(dom, key, addr, len, need);
+	rivet_mr_rma_event_locked(mr, flag);
 	pthread_mutex_unlock(&dom->mr_lock);
+	return mr != NULL;
 }
 
 /*
@@ -206,7 +229,10 @@ int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		return ret;
 	if (rivet_mr_user_keys(dom) && attr->requested_key > UINT32_MAX)
 		return -FI_EKEYREJECTED;	/* mr_key_size is 4 */
-	access = attr->access ? attr->access : RIVET_MR_ACCESS_ALL;
+	/* access 0 asks for no right in particular: every local use, and
+	 * no peer may read or write the region (fi_mr(3) lets a provider
+	 * relax access only "provided security is maintained") */
+	access = attr->access ? attr->access : RIVET_MR_ACCESS_LOCAL;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -FI_ENOMEM;

@@ -230,7 +230,7 @@ static int rivet_atomic_execute(struct rivet_rdm_ep *ep,
 	enum rivet_atomic_kind kind = a->kind;
 	size_t size = rivet_atomic_size(dt), n = a->count, want;
 	struct rivet_domain *dom = ep->domain;
-	uint64_t need, start, end;
+	uint64_t need;
 	struct rivet_mr *mr;
 	int status = 0;
 
@@ -244,19 +244,18 @@ static int rivet_atomic_execute(struct rivet_rdm_ep *ep,
 		return FI_EINVAL;
 	need = (op == FI_ATOMIC_READ ? 0 : FI_REMOTE_WRITE) |
 	       (kind == RIVET_ATOMIC_WRITE ? 0 : FI_REMOTE_READ);
+	/* the endpoint must be a target of atomics (fi_getinfo(3): with
+	 * none of the four direction bits, every direction) */
+	if (!rivet_rdm_ep_targets(ep, FI_ATOMIC, need))
+		return FI_EACCES;
 	pthread_mutex_lock(&dom->mr_lock);
-	mr = a->key > UINT32_MAX ? NULL :
-	     rivet_mr_lookup_locked(dom, (uint32_t)a->key);
-	start = mr ? mr->iova : 0;	/* the peer's addresses */
-	end = mr ? start + mr->ibv_mr->length : 0;
-	if (!mr || (mr->access & need) != need)
+	mr = rivet_mr_remote_locked(dom, a->key, a->addr, n * size, need);
+	if (!mr)
 		status = FI_EACCES;
-	else if (a->addr < start || a->addr > end || n * size > end - a->addr)
-		status = FI_EACCES;
-	if (!status) {
+	else {
 		pthread_mutex_lock(&g_rivet_atomic_lock);
 		rivet_atomic_apply(op, dt, (uint8_t *)mr->ibv_mr->addr +
-				   (a->addr - start),
+				   (a->addr - mr->iova),
 				   op == FI_ATOMIC_READ ? NULL : operands,
 				   kind == RIVET_ATOMIC_COMPARE ?
 				   operands + n * size : NULL,
@@ -346,6 +345,13 @@ void rivet_atomic_handle_resp(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	if (op->gen != rivet_wire_send_id_gen(r->send_id) || !op->atomic ||
 	    op->conn != conn)
 		return;
+	/* a success carries every old value a fetch asked for, or none */
+	if (!status && r->len != ((op->cq_flags & FI_READ) ? op->len : 0)) {
+		RIVET_WARN(EP_DATA, "atomic answer on connection %u with %u "
+			   "bytes for %zu: failed\n", conn->idx, r->len,
+			   (op->cq_flags & FI_READ) ? op->len : (size_t)0);
+		status = FI_EIO;
+	}
 	if (!status)
 		rivet_atomic_copy_out(op, (const uint8_t *)(r + 1), r->len);
 	if (op->state == RIVET_TX_WAIT_FIN) {

@@ -609,11 +609,23 @@ void rivet_rma_handle_event(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	uint64_t dir = (ev->flags & RIVET_RMA_EV_READ) ? FI_REMOTE_READ :
 							 FI_REMOTE_WRITE;
 	uint64_t kind = (ev->flags & RIVET_RMA_EV_ATOMIC) ? FI_ATOMIC : FI_RMA;
+	/* a verbs atomic needs the region's FI_REMOTE_WRITE alone */
+	uint64_t need = kind == FI_ATOMIC ? FI_REMOTE_WRITE : dir;
 
 	if (!ep->rma_event)
 		return;
-	rivet_mr_rma_event(ep->domain, ev->rkey,	/* fi_mr(3): atomics */
-			   kind == FI_ATOMIC ? dir | FI_REMOTE_WRITE : dir);
+	/* only what the endpoint and region let a peer do: an event with
+	 * another key, range or direction was never an operation */
+	if (!rivet_rdm_ep_targets(ep, kind, need) ||
+	    !rivet_mr_rma_event(ep->domain, ev->rkey, ev->addr, ev->len, need,
+				/* fi_mr(3): atomics */
+				kind == FI_ATOMIC ? dir | FI_REMOTE_WRITE :
+						    dir)) {
+		RIVET_DBG(EP_DATA, "RMA event from connection %u for key 0x%x "
+			  "[0x%" PRIx64 ", +%" PRIu64 ") ignored: no such "
+			  "access\n", conn->idx, ev->rkey, ev->addr, ev->len);
+		return;
+	}
 	if (!(ev->flags & RIVET_RMA_EV_REGION_ONLY))
 		rivet_rma_event(ep, conn, kind | dir, ev->len);
 }
@@ -624,8 +636,6 @@ void rivet_rma_handle_imm(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 			  const struct ibv_wc *wc)
 {
 	struct rivet_conn *conn = rivet_conn_of_qp(ep, wc->qp_num);
-	uint64_t rma = ep->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ |
-				   FI_REMOTE_WRITE);
 	struct rivet_cq_entry e = {
 		.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
 		.len = wc->byte_len, .data = ntohl(wc->imm_data),
@@ -634,8 +644,7 @@ void rivet_rma_handle_imm(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf,
 
 	rivet_rdm_srq_give(ep, buf);
 	/* only an endpoint that takes remote writes hears of them */
-	if (!conn || !(ep->caps & FI_RMA) ||
-	    (rma && !(rma & FI_REMOTE_WRITE))) {
+	if (!conn || !rivet_rdm_ep_targets(ep, FI_RMA, FI_REMOTE_WRITE)) {
 		RIVET_WARN(EP_DATA, "write with immediate data on qp 0x%x "
 			   "ignored: the endpoint has no FI_REMOTE_WRITE\n",
 			   wc->qp_num);
