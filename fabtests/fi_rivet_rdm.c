@@ -854,6 +854,7 @@ static const struct rdm_case g_cases[] = {
 	{ rdm_peek_server, rdm_peek_client, 2 },
 	{ rdm_mrecv_server, rdm_mrecv_client, 1 },
 	{ rdm_mreuse_server, rdm_mreuse_client, 1 },
+	{ rdm_mrecv_rndv_server, rdm_mrecv_rndv_client, 3 },
 	{ rdm_trunc_server, rdm_trunc_client, 1 },
 	{ rdm_cancel, rdm_cancel, 0 },
 	{ rdm_bad_server, rdm_bad_client, 0 },

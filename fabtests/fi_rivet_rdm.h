@@ -70,6 +70,8 @@ void rdm_peek_server(void);
 void rdm_peek_client(void);
 void rdm_mrecv_server(void);
 void rdm_mrecv_client(void);
+void rdm_mrecv_rndv_server(void);
+void rdm_mrecv_rndv_client(void);
 void rdm_trunc_server(void);
 void rdm_trunc_client(void);
 void rdm_cancel(void);

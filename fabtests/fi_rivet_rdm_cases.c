@@ -453,6 +453,153 @@ void rdm_mrecv_client(void)
 			return;
 }
 
+/* A multi-receive buffer is given back by its last completion (fi_msg(3):
+ * FI_MULTI_RECV "the buffer has been released"): with a rendezvous still
+ * reading into it, not before that has landed.  First an eager message
+ * that leaves less than the minimum behind a rendezvous; then fi_cancel
+ * of a buffer a rendezvous of 8 MiB is reading into. */
+#define RDM_MRNDV_LEN1 (RDM_BIG + RDM_MRECV_MIN + 2048)
+#define RDM_MRNDV_EAGER 4096	/* leaves less than RDM_MRECV_MIN */
+#define RDM_MRNDV_HUGE (8UL << 20)
+#define RDM_MRNDV_OFF2 (1UL << 20)
+#define RDM_MRNDV_LEN2 (2 * RDM_MRNDV_HUGE)
+
+/* Completions of ctx until the one that gives the buffer back (in
+ * *last); n counts the others, each of a length in want[] (in any order,
+ * each once, the last's too if it carries data); then nothing more for
+ * ctx within after_ms. */
+static int rdm_mrndv_collect(const char *name, void *ctx, size_t *want,
+			     int nwant, struct ft_comp *last, int after_ms)
+{
+	struct ft_comp c;
+	int n = 0, ret, k;
+
+	for (;;) {
+		ret = ft_rdm_wait(g_rdm.ep[0].cq, ctx, &c,
+				  ft_rdm_timeout(RDM_MRNDV_HUGE));
+		if (ret) {
+			ft_fail(name, "no completion after %d: %s", n,
+				fi_strerror(-ret));
+			return -1;
+		}
+		for (k = 0; k < nwant && (c.err || want[k] != c.len); k++)
+			;
+		if (!c.err && k == nwant && c.len) {
+			ft_fail(name, "completion %d of %zu bytes", n, c.len);
+			return -1;
+		}
+		if (k < nwant)
+			want[k] = 0;	/* taken */
+		if ((c.flags & FI_MULTI_RECV) || c.err)
+			break;
+		n++;
+	}
+	*last = c;
+	ret = ft_rdm_wait(g_rdm.ep[0].cq, ctx, &c, after_ms);
+	if (!ret) {
+		ft_fail(name, "a completion (%zu bytes, %s) after the one that "
+			"gave the buffer back", c.len, ft_comp_str(&c));
+		return -1;
+	}
+	return n;
+}
+
+void rdm_mrecv_rndv_server(void)
+{
+	const char *name = "rdm_multi_recv_rndv_release";
+	uint8_t *b1 = g_rdm.rx.ptr, *b2 = b1 + RDM_MRNDV_OFF2;
+	struct iovec iov = { b1, RDM_MRNDV_LEN1 };
+	struct fi_msg msg = { .msg_iov = &iov, .desc = &g_rdm.rx.desc,
+			      .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+			      .context = &g_rdm.rxctx[0] };
+	size_t want1[] = { RDM_BIG, RDM_MRNDV_EAGER };
+	size_t want2[] = { RDM_MRNDV_HUGE };
+	struct ft_comp c, last;
+	uint64_t end;
+	int n;
+	ssize_t rc;
+
+	rc = FT_RDM_POST(fi_recvmsg(g_rdm.ep[0].ep, &msg, FI_MULTI_RECV));
+	if (!ft_check(!rc, name, "fi_recvmsg: %zd", rc) || rdm_sync())
+		return;
+	n = rdm_mrndv_collect(name, &g_rdm.rxctx[0], want1, 2, &last, 500);
+	/* both messages, the last of them giving the buffer back (or a
+	 * separate entry after them) */
+	if (n >= 0 && ft_check(!last.err && !want1[0] && !want1[1], name,
+			       "%d completions before the release (%s, %zu "
+			       "bytes)", n, ft_comp_str(&last), last.len) &&
+	    ft_check(ft_verify(b1, RDM_BIG, 70) < 0 &&
+		     ft_verify(b1 + RDM_BIG, RDM_MRNDV_EAGER, 71) < 0, name,
+		     "data"))
+		ft_ok(name);
+
+	name = "rdm_multi_recv_rndv_cancel";
+	iov = (struct iovec) { b2, RDM_MRNDV_LEN2 };
+	msg.context = &g_rdm.rxctx[1];
+	rc = FT_RDM_POST(fi_recvmsg(g_rdm.ep[0].ep, &msg, FI_MULTI_RECV));
+	if (!ft_check(!rc, name, "fi_recvmsg: %zd", rc) || rdm_sync())
+		return;
+	/* a small message first: the rendezvous is right behind it */
+	if (rdm_wait_ok(name, 0, &g_rdm.rxctx[1], &c, 64))
+		return;
+	end = ft_now_ms() + 100;
+	while (ft_now_ms() < end)
+		ft_rdm_progress();
+	rc = fi_cancel(&g_rdm.ep[0].ep->fid, &g_rdm.rxctx[1]);
+	if (!ft_check(!rc, name, "fi_cancel: %zd", rc))
+		return;
+	n = rdm_mrndv_collect(name, &g_rdm.rxctx[1], want2, 1, &last, 0);
+	/* the sender is done once the rendezvous has landed: nothing of
+	 * this buffer's may come after that either */
+	if (n < 0 || rdm_sync())
+		return;
+	if (!ft_rdm_wait(g_rdm.ep[0].cq, &g_rdm.rxctx[1], &c, 200)) {
+		ft_fail(name, "a completion (%zu bytes, %s) after the buffer "
+			"was given back", c.len, ft_comp_str(&c));
+		return;
+	}
+	if (ft_check(last.err == FI_ECANCELED &&
+			       (last.flags & FI_MULTI_RECV), name, "the "
+			       "buffer's last completion: %s, flags 0x%llx",
+			       ft_comp_str(&last),
+			       (unsigned long long)last.flags) &&
+	    ft_check(n == 0 || ft_verify(b2 + 64, RDM_MRNDV_HUGE, 73) < 0,
+		     name, "data"))
+		ft_ok(name);
+}
+
+void rdm_mrecv_rndv_client(void)
+{
+	const char *name = "rdm_multi_recv_rndv_send";
+	uint8_t *buf = g_rdm.tx.ptr;
+	const size_t len[] = { RDM_BIG, RDM_MRNDV_EAGER, 64, RDM_MRNDV_HUGE };
+	size_t off[4];
+	int i;
+
+	off[0] = 0;
+	for (i = 1; i < 4; i++)
+		off[i] = off[i - 1] + len[i - 1];
+	for (i = 0; i < 4; i++)
+		ft_fill(buf + off[i], len[i], 70 + (uint32_t)i);
+	for (i = 0; i < 4; i++) {
+		if (i == 0 || i == 2)
+			if (rdm_sync())
+				return;
+		if (rdm_send(name, 0, false, buf + off[i], len[i], 0,
+			     &g_rdm.txctx[i]))
+			return;
+		if (i == 1 && (rdm_wait_ok(name, 0, &g_rdm.txctx[0], NULL,
+					   len[0]) ||
+			       rdm_wait_ok(name, 0, &g_rdm.txctx[1], NULL,
+					   len[1])))
+			return;
+	}
+	for (i = 2; i < 4; i++)
+		if (rdm_wait_ok(name, 0, &g_rdm.txctx[i], NULL, len[i]))
+			return;
+	(void)rdm_sync();
+}
+
 /* ---- truncation ------------------------------------------------------- */
 
 struct rdm_trunc {

@@ -220,6 +220,12 @@ struct rivet_rx_op {
 	size_t len;			/* capacity */
 	size_t offset;			/* FI_MULTI_RECV: bytes used */
 	size_t inflight;		/* FI_MULTI_RECV: reads not done */
+	/* FI_MULTI_RECV: rendezvous into the buffer not yet reported; once
+	 * released, the last of them carries the buffer's FI_MULTI_RECV
+	 * (release_owed) or is followed by its fi_cancel (cancel_owed) */
+	uint32_t rndv_out;
+	bool release_owed;
+	bool cancel_owed;
 	bool multi;
 	bool report;
 	bool released;			/* FI_MULTI_RECV: buffer given back */
@@ -781,6 +787,7 @@ static inline void rivet_rdm_rxq_put(struct rivet_rdm_rxq *q,
 {
 	rx->offset = 0;
 	rx->multi = rx->released = false;
+	rx->release_owed = rx->cancel_owed = false;
 	rivet_rdm_rxq_put_plain(q, rx);
 }
 int rivet_rdm_ep_open(struct fid_domain *domain, struct fi_info *info,

@@ -68,7 +68,11 @@ void rivet_rx_deliver_eager(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 		e.olen = hdr->len - n;
 	}
 	if (rivet_rx_finished(ep, rx)) {
-		if (rx->multi)
+		/* the buffer's last completion says it is given back: with
+		 * rendezvous into it still reading, the last of them does */
+		if (rx->multi && rx->rndv_out)
+			rx->release_owed = true;
+		else if (rx->multi)
 			e.flags |= FI_MULTI_RECV;
 		rivet_rdm_complete(ep, false, &e, rx->report);
 		rivet_rx_retire(ep, rx);

@@ -112,10 +112,26 @@ static int rivet_rndv_register(struct rivet_rdm_ep *ep,
 	return 0;
 }
 
-/* Reports r (its completion as it stands) and frees it. */
+/* Reports r (its completion as it stands) and frees it.  The last
+ * rendezvous into a released multi-receive buffer gives the buffer back:
+ * FI_MULTI_RECV on its completion, or the buffer's fi_cancel after it. */
 static void rivet_rndv_report(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 {
+	struct rivet_rx_op *rx = r->rx;
+	bool last = rx && !--rx->rndv_out && rx->released;
+	struct rivet_cq_entry e;
+
+	if (last && rx->release_owed && !rx->cancel_owed)
+		r->comp.flags |= FI_MULTI_RECV;
 	rivet_rdm_complete(ep, false, &r->comp, r->report);
+	if (last && rx->cancel_owed) {
+		e = (struct rivet_cq_entry) {
+			.op_context = rx->context, .err = FI_ECANCELED,
+			.flags = rx->cq_flags | FI_MULTI_RECV,
+			.src = FI_ADDR_NOTAVAIL,
+		};
+		rivet_rdm_complete(ep, false, &e, true);
+	}
 	rivet_op_mrs_release(ep, r->mrs, &r->nmrs, r->busy, &r->nbusy);
 	if (r->rx && !--r->rx->inflight && r->rx->released)
 		rivet_rx_retire(ep, r->rx);
@@ -124,6 +140,8 @@ static void rivet_rndv_report(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 
 void rivet_rndv_drop(struct rivet_rdm_ep *ep, struct rivet_rndv_rx *r)
 {
+	if (r->rx)
+		r->rx->rndv_out--;
 	rivet_op_mrs_release(ep, r->mrs, &r->nmrs, r->busy, &r->nbusy);
 	/* its receive (a shared context's may outlive ep) is let go */
 	if (r->rx && !--r->rx->inflight && r->rx->released)
@@ -307,8 +325,9 @@ void rivet_rndv_start(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
 	if (rx->multi) {
 		r->rx = rx;
 		rx->inflight++;
+		rx->rndv_out++;
 		if (rx->len - rx->offset < ep->min_multi_recv) {
-			r->comp.flags |= FI_MULTI_RECV;
+			rx->release_owed = true;	/* rivet_rndv_report */
 			rivet_rx_retire(ep, rx);
 		}
 	} else {

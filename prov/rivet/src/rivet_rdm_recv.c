@@ -67,7 +67,9 @@ rivet_rdm_rx_alloc(struct rivet_rdm_rxq *q, const struct rivet_rdm_req *req,
 	/* every field, the iovs only up to count (nothing reads beyond) */
 	rx->next = NULL;
 	rx->offset = rx->inflight = 0;
+	rx->rndv_out = 0;
 	rx->released = rx->posted = false;
+	rx->release_owed = rx->cancel_owed = false;
 	rx->context = req->context;
 	rx->cq_flags = FI_RECV | (req->tagged ? FI_TAGGED : FI_MSG);
 	rx->addr = (req->tagged ? q->directed_tag : q->directed_msg) ?
@@ -581,6 +583,13 @@ ssize_t rivet_rdm_cancel_on(const struct rivet_rdm_rxside *side,
 		rx = rivet_rdm_find_ctx(&side->q->match_msg, context);
 	if (!rx)
 		return -FI_ENOENT;
+	if (rx->multi && rx->rndv_out) {
+		/* rendezvous still write into the buffer: it is given back
+		 * (FI_ECANCELED, FI_MULTI_RECV) after the last of them */
+		rx->cancel_owed = true;
+		rivet_rx_retire(side->ep, rx);
+		return 0;
+	}
 	e.op_context = rx->context;
 	e.flags = rx->cq_flags;
 	if (rx->multi)
