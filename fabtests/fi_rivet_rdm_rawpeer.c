@@ -11,7 +11,8 @@
  * RTS, ignore what the endpoint did not ask for, and end a rendezvous's
  * exposure with it.  And a raw peer that leaves rivet's FIN unacknowledged:
  * on rxe (or with FI_RIVET_CONFIRM=1) the rendezvous receive waits for
- * the FIN, and fails with it.  And access: the raw peer's emulated
+ * the FIN, and fails with it.  A raw peer claiming a name on another
+ * node's address is refused.  And access: the raw peer's emulated
  * atomics reach only regions and endpoints that allow them (access 0 is
  * no remote access; an endpoint without FI_ATOMIC or FI_REMOTE_WRITE is
  * no target), its RMA events count only for a region, range and
@@ -712,6 +713,35 @@ out:
 	rp_env_close(&env);
 }
 
+/* ---- identity --------------------------------------------------------- */
+
+/* A raw peer that claims an endpoint name on another node's address: the
+ * victim refuses the connection; on its own address, it is taken. */
+static void rp_claim_child(void)
+{
+	const char *name = "rawpeer_claim_other_node";
+	struct sockaddr_in fake;
+	struct rp_env env;
+	uint8_t *ip;
+
+	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND | FI_RECV))
+		goto out;
+	fake = rp_fake(&env.p.a, 9);
+	ip = (uint8_t *)&fake.sin_addr;
+	ip[3] = (uint8_t)(ip[3] + 100);	/* another node of the subnet */
+	if (!ft_check(rp_connect(&env.raw, rp_name(&env.p.a), &fake), name,
+		      "a connection claiming %s was accepted",
+		      inet_ntoa(fake.sin_addr)))
+		goto out;
+	rp_close(&env.raw);
+	fake = rp_fake(&env.p.a, 9);
+	if (ft_check(!rp_connect(&env.raw, rp_name(&env.p.a), &fake), name,
+		     "a connection claiming its own address was refused"))
+		ft_ok(name);
+out:
+	rp_env_close(&env);
+}
+
 /* ---- access ----------------------------------------------------------- */
 
 /* An emulated atomic of the raw peer's (one FI_UINT64) at the endpoint it
@@ -996,6 +1026,7 @@ int main(int argc, char **argv)
 	ft_fork_case("rawpeer_write_imm_without_rma", rp_imm_child);
 	ft_fork_case("rawpeer_rendezvous_exposure", rp_exposure_child);
 	ft_fork_case("rawpeer_rendezvous_confirmed_by_fin", rp_confirm_child);
+	ft_fork_case("rawpeer_claim_other_node", rp_claim_child);
 	ft_fork_case("rawpeer_atomic_region_access", rp_atomic_access_child);
 	ft_fork_case("rawpeer_atomic_target_caps", rp_atomic_caps_child);
 	ft_fork_case("rawpeer_rma_event_forged", rp_rma_event_child);

@@ -631,6 +631,37 @@ static void rivet_conn_connect(struct rivet_conn *conn)
 		rivet_conn_fail(conn, FI_ECONNABORTED);
 }
 
+/* The name a connection request claims must be on the address rdma_cm
+ * saw the request come from: no peer can pose as another node's endpoint
+ * (endpoints of one host share an address, so this alone cannot tell
+ * them apart).  A refused claim is logged once a process, then at debug
+ * level. */
+static bool rivet_conn_claim_ok(struct rdma_cm_id *id,
+				const struct rivet_wire_connreq *req)
+{
+	static atomic_bool warned;
+	union rivet_sockaddr claim = { 0 }, from = { 0 };
+	const struct sockaddr *peer = rdma_get_peer_addr(id);
+	char c[64] = "?", f[64] = "?";
+	size_t cl = sizeof(c), fl = sizeof(f);
+
+	memcpy(&claim, req->addr,
+	       RIVET_MIN((size_t)req->addr_len, sizeof(req->addr)));
+	if (rivet_addr_same_ip(&claim.sa, peer))
+		return true;
+	if (peer)
+		memcpy(&from, peer, rivet_addr_len(peer));
+	(void)rivet_addr_str(&claim.sa, c, &cl);
+	(void)rivet_addr_str(&from.sa, f, &fl);
+	if (!atomic_exchange(&warned, true))
+		RIVET_WARN(EP_CTRL, "connection request claiming %s from %s "
+			   "refused (further ones at debug level)\n", c, f);
+	else
+		RIVET_DBG(EP_CTRL, "connection request claiming %s from %s "
+			  "refused\n", c, f);
+	return false;
+}
+
 void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 		       const struct rivet_wire_connreq *req)
 {
@@ -640,7 +671,8 @@ void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 	struct rdma_conn_param p;
 	struct rivet_conn *conn;
 
-	if (!ep->enabled || rivet_conn_alloc(ep, &conn))
+	if (!ep->enabled || !rivet_conn_claim_ok(id, req) ||
+	    rivet_conn_alloc(ep, &conn))
 		goto reject;
 	conn->id = id;
 	id->context = conn;
