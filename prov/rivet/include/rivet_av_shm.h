@@ -31,6 +31,9 @@ struct rivet_av_shm {
 	struct rivet_av_shm_hdr *hdr;	/* NULL: not a named AV */
 	fi_addr_t *map;			/* [cap]: what map_addr points at */
 	union rivet_sockaddr *addrs;	/* [cap] */
+	size_t cap;			/* entries mapped: what bounds every
+					 * index (the header's cap and count
+					 * are any writer's to change) */
 	size_t len;			/* bytes mapped */
 	bool writer;
 	bool creator;			/* unlinks the name when closed */
@@ -55,11 +58,14 @@ void rivet_av_shm_publish(struct rivet_av_shm *s, size_t i,
 			  const union rivet_sockaddr *sa);
 /* Entry i is gone (fi_av_remove): map[i] = FI_ADDR_NOTAVAIL. */
 void rivet_av_shm_retract(struct rivet_av_shm *s, size_t i);
-/* Published entries: how many indices to look at. */
+/* Published entries: how many indices to look at (never more than this
+ * process mapped). */
 static inline size_t rivet_av_shm_count(const struct rivet_av_shm *s)
 {
-	return (size_t)atomic_load_explicit(&s->hdr->count,
-					    memory_order_acquire);
+	size_t n = (size_t)atomic_load_explicit(&s->hdr->count,
+						memory_order_acquire);
+
+	return n < s->cap ? n : s->cap;
 }
 /* Entry i as published, or false when it holds none. */
 bool rivet_av_shm_entry(const struct rivet_av_shm *s, size_t i,

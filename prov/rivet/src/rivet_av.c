@@ -38,7 +38,7 @@ static int rivet_av_reserve(struct rivet_av *av, size_t n)
 	bool *valid;
 
 	n = n > av->nfree ? n - av->nfree : 0;
-	if (av->shm.hdr && n > av->shm.hdr->cap - av->count)
+	if (av->shm.hdr && n > av->shm.cap - av->count)
 		return -FI_ENOSPC;
 	if (n > SIZE_MAX / 2 / sizeof(*addrs) - av->count)
 		return -FI_ENOMEM;

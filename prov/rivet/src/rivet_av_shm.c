@@ -45,6 +45,7 @@ static void rivet_av_shm_layout(struct rivet_av_shm *s, void *base,
 	s->hdr = base;
 	s->map = (fi_addr_t *)(s->hdr + 1);
 	s->addrs = (union rivet_sockaddr *)(s->map + cap);
+	s->cap = cap;
 }
 
 static int rivet_av_shm_map(struct rivet_av_shm *s, int fd, size_t len,
@@ -210,7 +211,7 @@ void rivet_av_shm_retract(struct rivet_av_shm *s, size_t i)
 bool rivet_av_shm_entry(const struct rivet_av_shm *s, size_t i,
 			union rivet_sockaddr *sa)
 {
-	if (i >= s->hdr->cap ||
+	if (i >= s->cap ||
 	    atomic_load_explicit((_Atomic fi_addr_t *)&s->map[i],
 				 memory_order_acquire) != (fi_addr_t)i)
 		return false;

@@ -695,3 +695,42 @@ Test(av, shared_stale_and_second_writer)
 	cr_assert_eq(fi_close(&w->fid), 0);
 	fi_freeinfo(g_dom.info);
 }
+
+/* The segment's header is any writer's to change: what a process reads
+ * and writes is bounded by what it mapped, not by the header's cap and
+ * count (a peer that raises them must not make it read or write past its
+ * mapping). */
+Test(av, shared_header_bounds)
+{
+	struct sockaddr_in a = avt_in("10.0.0.7", 7000), *many;
+	struct rivet_av_shm_hdr *hdr;
+	struct sockaddr_in got;
+	size_t len = sizeof(got), i, n = 2 * RIVET_AV_SHM_MIN_CAP;
+	char name[64];
+	struct fid_av *w, *r;
+	fi_addr_t fa;
+
+	avt_close(avt_open(FI_SOCKADDR_IN, 0, 0));
+	g_dom.info = fi_allocinfo();
+	g_dom.info->addr_format = FI_SOCKADDR_IN;
+	snprintf(name, sizeof(name), "rivet-unit-bounds-%d", (int)getpid());
+	w = avt_named(name, 0, 0);
+	cr_assert_eq(fi_av_insert(w, &a, 1, &fa, 0, NULL), 1);
+	r = avt_named(name, FI_READ, 0);
+	hdr = container_of(w, struct rivet_av, av_fid)->shm.hdr;
+	hdr->cap = 1ULL << 30;
+	atomic_store(&hdr->count, 1ULL << 16);
+	/* the reader syncs up to the count: only what it mapped */
+	cr_assert(avt_has(r, 0, "10.0.0.7", 7000));
+	cr_assert_neq(fi_av_lookup(r, 1ULL << 15, &got, &len), 0);
+	/* the writer fills what it mapped, then runs out */
+	many = calloc(n, sizeof(*many));
+	cr_assert_not_null(many);
+	for (i = 0; i < n; i++)
+		many[i] = avt_in("10.0.1.1", (uint16_t)(8000 + i));
+	cr_assert_eq(fi_av_insert(w, many, n, NULL, 0, NULL), -FI_ENOSPC);
+	free(many);
+	cr_assert_eq(fi_close(&r->fid), 0);
+	cr_assert_eq(fi_close(&w->fid), 0);
+	fi_freeinfo(g_dom.info);
+}
