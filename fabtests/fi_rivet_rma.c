@@ -97,6 +97,12 @@ static int rma_server_accept(void)
 			.ro_len = g.ro.len,
 		};
 		ret = ft_ctrl_send(&g.conn, &g.keys, sizeof(g.keys));
+		/* the access-error connections (after the first) are broken
+		 * by the client as soon as it has the keys, and rxe can
+		 * flush this send before the ACK of its delivery is in: the
+		 * client checks that the keys came */
+		if (ret == -FI_ECANCELED && count > 0)
+			ret = 0;
 	}
 	snprintf(name, sizeof(name), "rma_accept_%d", ++count);
 	return ft_check(!ret, name, "%s", fi_strerror(-ret)) ? 0 : -1;

@@ -547,17 +547,25 @@ step_mpi() {
 	for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\)=.*/\1/p'); do
 		xenv+=(-x "$v")
 	done
-	for name in mpi_rivet_pingpong mpi_rivet_match mpi_rivet_coll; do
+	# then matching and collectives on mtl ofi's scalable endpoint:
+	# a context per communicator (thread grouping), 4 of them
+	for name in mpi_rivet_pingpong mpi_rivet_match mpi_rivet_coll \
+		    mpi_rivet_match:sep mpi_rivet_coll:sep; do
+		local sep=()
+		[ "${name#*:}" = sep ] && sep=(--mca mtl_ofi_enable_sep 1
+			--mca mtl_ofi_thread_grouping 1
+			--mca mtl_ofi_num_ctxts 4)
 		t0=$SECONDS
-		log=$logdir/$name.log
-		p=$(mpi_prog "$name")
+		log=$logdir/${name/:/_}.log
+		p=$(mpi_prog "${name%:*}")
 		if [ -z "$p" ]; then
 			fail "$name" "not built (mpicc missing?)"
 			continue
 		fi
 		if run mpirun "${mpihosts[@]}" -np "$ranks" --mca pml cm \
 			--mca mtl ofi --mca mtl_ofi_provider_include "$prov" \
-			--mca btl self "${xenv[@]}" "$p" >"$log" 2>&1; then
+			"${sep[@]}" --mca btl self "${xenv[@]}" "$p" \
+			>"$log" 2>&1; then
 			pass "$name"
 		else
 			fail "$name" "$(tail -n 1 "$log") (log: $log)"
