@@ -19,8 +19,8 @@
 #            on rivet and on libfabric's tcp provider, in one guest.
 #            Default: smoke nodes suite.
 # Environment: SAMPLE_EVERY, VM_LIMIT (a step's guest, default 7200 s),
-# TEST_TIMEOUT (per test, default 180 s; a
-# suite test gets its testlist's timeLimit where that is longer).
+# TEST_TIMEOUT (per test, default 180 s; a suite test gets its testlist's
+# timeLimit where that is longer).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 prog=mpich.sh
