@@ -762,9 +762,9 @@ static void rivet_conn_event(struct rivet_conn *conn,
 		rdma_disconnect(conn->id);
 		rivet_conn_fail(conn, FI_ECONNRESET);
 		break;
-	default:
-		RIVET_INFO(EP_CTRL, "connection %u: %s\n", conn->idx,
-			   rdma_event_str(cm->event));
+	default:	/* status: e.g. a reject's reason, 10 a stale one */
+		RIVET_INFO(EP_CTRL, "connection %u: %s (status %d)\n",
+			   conn->idx, rdma_event_str(cm->event), cm->status);
 		rivet_conn_fail(conn, rivet_conn_event_err(cm->event));
 		break;
 	}
