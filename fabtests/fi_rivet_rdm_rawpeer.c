@@ -386,6 +386,20 @@ static int rp_wait(const char *name, struct fid_cq *cq, void *ctx,
 	return ret;
 }
 
+/* The raw peer listens on an address of b's host that no endpoint has,
+ * and b's AV names it (*c2raw): b's next operation there connects to it. */
+static int rp_listen_for_b(struct rp_env *env, const char *name,
+			   fi_addr_t *c2raw)
+{
+	struct sockaddr_in me = rp_fake(&env->p.b, 0);
+
+	me.sin_port = htons((uint16_t)(40000 + getpid() % 20000));
+	if (!ft_check(!rp_listen(&env->raw, &me), name, "rdma_listen: %s",
+		      strerror(errno)))
+		return -1;
+	return ft_rdm_av_insert(env->p.b.av, &me, c2raw) ? -1 : 0;
+}
+
 /* ---- cases ------------------------------------------------------------ */
 
 /* The raw peer's message names the honest peer's connection: rivet
@@ -595,7 +609,6 @@ static void rp_exposure_child(void)
 	struct rivet_wire_hdr hdr;
 	struct rivet_wire_fin fin;
 	struct fi_context2 sctx;
-	struct sockaddr_in me;
 	struct ibv_wc wc;
 	struct ft_comp c;
 	struct rp_env env;
@@ -606,11 +619,7 @@ static void rp_exposure_child(void)
 
 	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND))
 		goto out;
-	me = rp_fake(&env.p.b, 0);
-	me.sin_port = htons((uint16_t)(40000 + getpid() % 20000));
-	if (!ft_check(!rp_listen(&env.raw, &me), name, "rdma_listen: %s",
-		      strerror(errno)) ||
-	    ft_rdm_av_insert(env.p.b.av, &me, &c2raw))
+	if (rp_listen_for_b(&env, name, &c2raw))
 		goto out;
 	for (i = 0; i < RP_BIG; i++)
 		((uint8_t *)env.cbuf.ptr)[i] = (uint8_t)(i * 3);
@@ -963,7 +972,6 @@ static void rp_atomic_short_child(void)
 	} ans;
 	struct rivet_wire_hdr hdr;
 	struct fi_context2 ctx;
-	struct sockaddr_in me;
 	uint64_t operand = 1;
 	struct ibv_wc wc;
 	struct ft_comp c;
@@ -974,11 +982,7 @@ static void rp_atomic_short_child(void)
 
 	if (rp_env_open(&env, FT_RDM_CAPS | FI_ATOMIC, FI_READ | FI_WRITE))
 		goto out;
-	me = rp_fake(&env.p.b, 0);
-	me.sin_port = htons((uint16_t)(40000 + getpid() % 20000));
-	if (!ft_check(!rp_listen(&env.raw, &me), name, "rdma_listen: %s",
-		      strerror(errno)) ||
-	    ft_rdm_av_insert(env.p.b.av, &me, &c2raw))
+	if (rp_listen_for_b(&env, name, &c2raw))
 		goto out;
 	memset(env.cbuf.ptr, 0xee, 16);
 	ret = FT_RDM_POST(fi_fetch_atomic(env.p.b.ep, &operand, 1, NULL,
