@@ -850,6 +850,7 @@ static const struct rdm_case g_cases[] = {
 	{ rdm_auto, rdm_auto, 2 },
 	{ rdm_order_server, rdm_order_client, 1 },
 	{ rdm_cqorder_server, rdm_cqorder_client, 2 },
+	{ rdm_cqerr_order_server, rdm_cqerr_order_client, 2 },
 	{ rdm_storm_server, rdm_storm_client, 1 },
 	{ rdm_peek_server, rdm_peek_client, 2 },
 	{ rdm_mrecv_server, rdm_mrecv_client, 1 },

@@ -53,6 +53,8 @@ int rdm_sync(void);
 /* fi_rivet_rdm_cq.c */
 void rdm_cqorder_server(void);
 void rdm_cqorder_client(void);
+void rdm_cqerr_order_server(void);
+void rdm_cqerr_order_client(void);
 
 /* fi_rivet_rdm_solo.c */
 void rdm_solo_server(void);

@@ -807,6 +807,7 @@ struct rivet_cq_entry {
 	fi_addr_t src;
 	int err;		/* positive FI_E* code, 0 on success */
 	int prov_errno;		/* enum ibv_wc_status */
+	uint64_t seq;		/* the CQ's order of entries (cq->seq) */
 };
 
 struct rivet_cq {
@@ -822,11 +823,15 @@ struct rivet_cq {
 	size_t ring_size;
 	size_t head;		/* next to read */
 	size_t count;		/* entries in ring */
-	/* errors go to a separate FIFO so fi_cq_read can return -FI_EAVAIL */
+	/* errors go to a separate FIFO so fi_cq_read can return -FI_EAVAIL;
+	 * both FIFOs' entries carry their place in one order (seq, from
+	 * cq->seq): a read gives the successes before the first error, then
+	 * -FI_EAVAIL (fi_cq(3): "the topmost completion") */
 	struct rivet_cq_entry *errs;
 	size_t errs_size;
 	size_t errs_head;
 	size_t errs_count;
+	uint64_t seq;
 	struct rivet_wait wait;
 	size_t credits;		/* CQEs the ibv CQ can still absorb */
 	atomic_int refcnt;
@@ -930,8 +935,9 @@ void rivet_cq_run_deferred(struct rivet_cq *cq);
  * held); rivet_cq_read.c's reads; rivet_cq_wait.c's blocking calls and
  * channel. */
 int rivet_cq_poll_locked(struct rivet_cq *cq);
-void rivet_cq_fifo_put(struct rivet_cq_entry *q, size_t size, size_t head,
-		       size_t *count, const struct rivet_cq_entry *e);
+/* An entry into the ring (success) or the error FIFO, in the CQ's order;
+ * the caller made room. */
+void rivet_cq_put(struct rivet_cq *cq, const struct rivet_cq_entry *e);
 int rivet_cq_grow_locked(struct rivet_cq *cq);
 ssize_t rivet_cq_read(struct fid_cq *cq_fid, void *buf, size_t count);
 ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,

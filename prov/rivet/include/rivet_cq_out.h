@@ -45,14 +45,14 @@ rivet_cq_out(enum fi_cq_format format, void *buf, size_t i, void *op_context,
 }
 
 /* Into the buffer of a reader that waits, when nothing is before it in
- * the ring (under cq->lock, or with none); false when no reader takes
- * it. */
+ * the ring or the error FIFO (under cq->lock, or with none); false when
+ * no reader takes it. */
 static inline __attribute__((always_inline)) bool
 rivet_cq_direct(struct rivet_cq *cq, void *op_context, uint64_t flags,
 		size_t len, void *buf, uint64_t data, uint64_t tag,
 		fi_addr_t src)
 {
-	if (!cq->dbuf || cq->dn >= cq->dmax || cq->count)
+	if (!cq->dbuf || cq->dn >= cq->dmax || (cq->count | cq->errs_count))
 		return false;
 	rivet_cq_out(cq->attr.format, cq->dbuf, cq->dn, op_context, flags, len,
 		     buf, data, tag);

@@ -21,15 +21,27 @@ static struct fi_ops_cq g_rivet_cq_ops;
 
 /* ---- the software FIFOs (ring and errs), all under cq->lock ---- */
 
-void rivet_cq_fifo_put(struct rivet_cq_entry *q, size_t size, size_t head,
-		       size_t *count, const struct rivet_cq_entry *e)
+static void rivet_cq_fifo_put(struct rivet_cq_entry *q, size_t size,
+			      size_t head, size_t *count,
+			      const struct rivet_cq_entry *e, uint64_t seq)
 {
 	size_t i = head + *count;
 
 	if (i >= size)
 		i -= size;
 	q[i] = *e;
+	q[i].seq = seq;
 	(*count)++;
+}
+
+void rivet_cq_put(struct rivet_cq *cq, const struct rivet_cq_entry *e)
+{
+	if (e->err)
+		rivet_cq_fifo_put(cq->errs, cq->errs_size, cq->errs_head,
+				  &cq->errs_count, e, cq->seq++);
+	else
+		rivet_cq_fifo_put(cq->ring, cq->ring_size, cq->head,
+				  &cq->count, e, cq->seq++);
 }
 
 /* Drops the entries of one endpoint, keeping the others in order. */
@@ -142,19 +154,16 @@ void rivet_cq_report_locked(struct rivet_cq *cq, const struct ibv_wc *wc,
 		RIVET_DBG(CQ, "%s on qp 0x%x\n",
 			  rivet_wc_status_str(wc->status), wc->qp_num);
 		if (!cq->hidden)
-			rivet_cq_fifo_put(cq->errs, cq->errs_size,
-					  cq->errs_head, &cq->errs_count, &e);
+			rivet_cq_put(cq, &e);
 		rivet_cntr_inc_err(ctx->cntr);
 	} else if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 		/* remote CQ data is always reported (fi_cq(3)) */
 		if (!cq->hidden)
-			rivet_cq_fifo_put(cq->ring, cq->ring_size, cq->head,
-					  &cq->count, &e);
+			rivet_cq_put(cq, &e);
 		rivet_cntr_inc(ctx->imm_cntr);
 	} else {
 		if (ctx->report && !cq->hidden)
-			rivet_cq_fifo_put(cq->ring, cq->ring_size, cq->head,
-					  &cq->count, &e);
+			rivet_cq_put(cq, &e);
 		rivet_cntr_inc(ctx->cntr);
 	}
 }

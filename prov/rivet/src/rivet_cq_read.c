@@ -32,13 +32,30 @@ static ssize_t rivet_cq_pop_locked(struct rivet_cq *cq, void *buf,
 	return (ssize_t)n;
 }
 
-/* What the ring gives a read of count (> 0) entries: an error waits
- * (-FI_EAVAIL), nothing (-FI_EAGAIN), or the entries popped. */
+/* How many of the ring's first count entries came before the first
+ * error. */
+static size_t rivet_cq_before_err(const struct rivet_cq *cq, size_t count)
+{
+	uint64_t err = cq->errs[cq->errs_head].seq;
+	size_t i, n = RIVET_MIN(count, cq->count), at = cq->head;
+
+	for (i = 0; i < n && cq->ring[at].seq < err; i++)
+		if (++at == cq->ring_size)
+			at = 0;
+	return i;
+}
+
+/* What the ring gives a read of count (> 0) entries: the successes
+ * before the first error, else that error (-FI_EAVAIL), nothing
+ * (-FI_EAGAIN). */
 static ssize_t rivet_cq_take(struct rivet_cq *cq, void *buf, size_t count,
 			     fi_addr_t *src_addr)
 {
-	if (cq->errs_count)
-		return -FI_EAVAIL;
+	if (cq->errs_count) {
+		count = rivet_cq_before_err(cq, count);
+		if (!count)
+			return -FI_EAVAIL;
+	}
 	if (!cq->count)
 		return -FI_EAGAIN;
 	return rivet_cq_pop_locked(cq, buf, count, src_addr);
@@ -87,12 +104,7 @@ void rivet_cq_write(struct rivet_cq *cq, const struct rivet_cq_entry *e)
 		if (rivet_cq_grow_locked(cq))
 			goto out;
 	}
-	if (e->err)
-		rivet_cq_fifo_put(cq->errs, cq->errs_size, cq->errs_head,
-				  &cq->errs_count, e);
-	else
-		rivet_cq_fifo_put(cq->ring, cq->ring_size, cq->head,
-				  &cq->count, e);
+	rivet_cq_put(cq, e);
 out:
 	rivet_lock_release(&cq->lock);
 }
@@ -130,7 +142,8 @@ void rivet_cq_write_ok(struct rivet_cq *cq, void *op_context, uint64_t flags,
 			      src);
 }
 
-/* Errors are reported first: while one waits, reads give -FI_EAVAIL. */
+/* Entries in the order they came: a read stops at an error, and the next
+ * gives -FI_EAVAIL until fi_cq_readerr takes it. */
 ssize_t rivet_cq_readfrom_any(struct rivet_cq *cq, void *buf, size_t count,
 			      fi_addr_t *src_addr)
 {
