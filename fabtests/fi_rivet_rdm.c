@@ -856,6 +856,7 @@ static const struct rdm_case g_cases[] = {
 	{ rdm_mrecv_server, rdm_mrecv_client, 1 },
 	{ rdm_mreuse_server, rdm_mreuse_client, 1 },
 	{ rdm_mrecv_rndv_server, rdm_mrecv_rndv_client, 3 },
+	{ rdm_close_owed_server, rdm_close_owed_client, 2 },
 	{ rdm_trunc_server, rdm_trunc_client, 1 },
 	{ rdm_cancel, rdm_cancel, 0 },
 	{ rdm_bad_server, rdm_bad_client, 0 },

@@ -18,7 +18,7 @@
 #define RDM_TAG(c, x) (((uint64_t)(c) << 40) | (x))
 enum { T_SIZES = 1, T_PINGPONG, T_IGNORE, T_DIRECTED, T_CQDATA, T_INJECT,
 	T_DC, T_AUTO, T_ORDER, T_STORM, T_PEEK, T_TRUNC, T_CANCEL, T_BAD,
-	T_FENCE, T_CQORDER, T_SOLO, T_MREUSE };
+	T_FENCE, T_CQORDER, T_SOLO, T_MREUSE, T_CLOSE };
 
 struct rdm_state {
 	struct ft_fab fab;
@@ -74,6 +74,8 @@ void rdm_mrecv_server(void);
 void rdm_mrecv_client(void);
 void rdm_mrecv_rndv_server(void);
 void rdm_mrecv_rndv_client(void);
+void rdm_close_owed_server(void);
+void rdm_close_owed_client(void);
 void rdm_trunc_server(void);
 void rdm_trunc_client(void);
 void rdm_cancel(void);

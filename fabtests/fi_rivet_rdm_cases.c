@@ -600,6 +600,71 @@ void rdm_mrecv_rndv_client(void)
 	(void)rdm_sync();
 }
 
+/* ---- what fi_close owes ----------------------------------------------- */
+
+/* Injects are complete when the call returns: an endpoint closed right
+ * after them (its connection to the peer still coming up) delivers them
+ * all the same (MPICH acknowledges a message with an inject, then
+ * finalizes). */
+#define RDM_CLOSE_MSGS 2
+#define RDM_CLOSE_LEN 32
+
+void rdm_close_owed_server(void)
+{
+	const char *name = "rdm_close_owed";
+	uint8_t *buf = g_rdm.rx.ptr;
+	struct ft_comp c;
+	int k, ret;
+
+	for (k = 0; k < RDM_CLOSE_MSGS; k++)
+		if (rdm_recv(name, true, buf + k * 64, 64, RDM_TAG(T_CLOSE, k),
+			     0, FI_ADDR_UNSPEC, &g_rdm.rxctx[k]))
+			return;
+	if (rdm_sync() || rdm_sync())	/* the second: the client closed */
+		return;
+	for (k = 0; k < RDM_CLOSE_MSGS; k++) {
+		ret = ft_rdm_wait(g_rdm.ep[0].cq, &g_rdm.rxctx[k], &c, 5000);
+		if (!ft_check(!ret && !c.err, name, "inject %d of an endpoint "
+			      "closed after it: %s", k,
+			      ret ? fi_strerror(-ret) : ft_comp_str(&c)) ||
+		    !ft_check(c.len == RDM_CLOSE_LEN &&
+			      c.tag == RDM_TAG(T_CLOSE, k) &&
+			      ft_verify(buf + k * 64, RDM_CLOSE_LEN,
+					40 + (uint32_t)k) < 0, name,
+			      "inject %d: %zu bytes, tag 0x%llx, data", k,
+			      c.len, (unsigned long long)c.tag))
+			return;
+	}
+	ft_ok(name);
+}
+
+void rdm_close_owed_client(void)
+{
+	const char *name = "rdm_close_owed";
+	uint8_t *p = g_rdm.tx.ptr;
+	struct ft_rdm_ep e;
+	ssize_t rc;
+	int k, ret;
+
+	if (rdm_sync())
+		return;
+	/* a new endpoint: no connection to the server yet */
+	ret = ft_rdm_ep_open(&g_rdm.fab, g_rdm.ep[0].av, true, 0, &e);
+	if (!ft_check(!ret, name, "endpoint: %s", fi_strerror(-ret)))
+		return;
+	for (k = 0; k < RDM_CLOSE_MSGS; k++) {
+		ft_fill(p + k * 64, RDM_CLOSE_LEN, 40 + (uint32_t)k);
+		rc = FT_RDM_POST(fi_tinject(e.ep, p + k * 64, RDM_CLOSE_LEN,
+					    g_rdm.dest[0],
+					    RDM_TAG(T_CLOSE, k)));
+		if (!ft_check(!rc, name, "fi_tinject: %s",
+			      fi_strerror((int)-rc)))
+			break;
+	}
+	ft_rdm_ep_close(&e);	/* at once */
+	(void)rdm_sync();
+}
+
 /* ---- truncation ------------------------------------------------------- */
 
 struct rdm_trunc {

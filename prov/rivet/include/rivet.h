@@ -103,6 +103,8 @@ struct rivet_params {
 	size_t retry_count;	/* transport retries of an RC QP, 0..7, or
 				 * RIVET_RETRY_AUTO */
 	size_t probe_ms;	/* RDM liveness probes; 0: none */
+	size_t close_wait_ms;	/* RDM fi_close: what peers are owed, at most
+				 * this long; 0: discarded at once */
 	size_t mr_cache_max_count;	/* 0: no registration cache */
 	size_t mr_cache_max_size;
 	char *mr_cache_monitor;		/* "userfaultfd" or "disabled" */

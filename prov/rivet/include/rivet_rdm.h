@@ -119,6 +119,8 @@ struct rivet_conn {
 	unsigned int inj_out;		/* short-path injects not done yet */
 	unsigned int inj_seq;		/* of them, posted since the last
 					 * signaled one */
+	struct rivet_rdm_buf *inj_fence; /* a PING behind them (fi_close):
+					  * its completion covers them */
 	struct rivet_inj_wr inj_wr[2];	/* their wr_ids: [tagged] */
 	/* their send, header and pieces: what does not change set once */
 	struct ibv_send_wr inj_send;
@@ -472,6 +474,13 @@ int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
 void rivet_conn_handle_cm(struct rivet_rdm_ep *ep, struct rdma_cm_event *cm);
 void rivet_conn_fail(struct rivet_conn *conn, int err);
 void rivet_conn_probe_all(struct rivet_rdm_ep *ep);
+/* Whether a connection of ep that is not closed still owes its peer
+ * something (rivet_rdm_ep_close's wait); a PING goes behind unsignaled
+ * injects so that their end is seen. */
+bool rivet_conn_owing(struct rivet_rdm_ep *ep);
+/* A PING behind everything posted on conn (up, with room for a control
+ * message): conn->inj_fence. */
+int rivet_ctrl_fence(struct rivet_conn *conn);
 /* Everything a failed connection posted has completed (RIVET_WR_DRAIN):
  * its QP is released RIVET_CONN_QP_LINGER_MS later. */
 void rivet_conn_drained(struct rivet_conn *conn);

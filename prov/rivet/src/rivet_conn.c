@@ -289,6 +289,8 @@ int rivet_conn_get(struct rivet_rdm_ep *ep, fi_addr_t addr,
 		rivet_conn_set_state(conn, RIVET_CONN_CLOSED);
 		return ret;
 	}
+	RIVET_INFO(EP_CTRL, "connection %u: to address %" PRIu64 " (receive "
+		   "context %u)\n", conn->idx, (uint64_t)base, rx_idx);
 	/* (rivet_conn_start made no slot: it is still there) */
 	*rivet_conn_tx_slot(ep, addr, false) = conn;
 	*conn_p = conn;
@@ -467,6 +469,28 @@ static void rivet_conn_release(struct rivet_conn *conn, uint64_t now)
 	conn->qp = NULL;
 	conn->inj_qpx = NULL;
 	conn->ep->nlinger--;
+}
+
+bool rivet_conn_owing(struct rivet_rdm_ep *ep)
+{
+	struct rivet_conn *conn;
+	bool owing = false;
+	size_t i;
+
+	for (i = 0; i < ep->nconns; i++) {
+		conn = ep->conns[i];
+		if (conn->state == RIVET_CONN_CLOSED)
+			continue;
+		if (conn->queued || conn->inflight || conn->deferred)
+			owing = true;
+		if (!conn->inj_out)
+			continue;
+		owing = true;
+		if (conn->state == RIVET_CONN_UP && conn->inj_seq &&
+		    !conn->inj_fence)
+			(void)rivet_ctrl_fence(conn);
+	}
+	return owing;
 }
 
 void rivet_conn_probe_all(struct rivet_rdm_ep *ep)
@@ -671,9 +695,18 @@ void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 	struct rdma_conn_param p;
 	struct rivet_conn *conn;
 
-	if (!ep->enabled || !rivet_conn_claim_ok(id, req) ||
-	    rivet_conn_alloc(ep, &conn))
+	if (!ep->enabled) {
+		RIVET_INFO(EP_CTRL, "connection request rejected: the "
+			   "endpoint is not enabled\n");
 		goto reject;
+	}
+	if (!rivet_conn_claim_ok(id, req))
+		goto reject;
+	if (rivet_conn_alloc(ep, &conn)) {
+		RIVET_WARN(EP_CTRL, "out of memory: connection request "
+			   "rejected\n");
+		goto reject;
+	}
 	conn->id = id;
 	id->context = conn;
 	conn->peer_idx = req->conn_idx;
@@ -684,6 +717,9 @@ void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 	memcpy(&conn->peer_name, req->addr,
 	       RIVET_MIN((size_t)req->addr_len, sizeof(req->addr)));
 	rivet_conn_close_replaced(conn, req);
+	RIVET_INFO(EP_CTRL, "connection %u: accepted (the peer's %u%s)\n",
+		   conn->idx, conn->peer_idx,
+		   conn->peer_tx_only ? ", a transmit context" : "");
 	acc.conn_idx = conn->idx;
 	rivet_conn_param(conn, &acc, sizeof(acc), &p);
 	rivet_id_set_ack_timeout(id);

@@ -19,6 +19,7 @@ struct rivet_params g_rivet_params = {
 	.ack_timeout = 0,
 	.retry_count = RIVET_RETRY_AUTO,
 	.probe_ms = 1000,
+	.close_wait_ms = 3000,
 	.mr_cache_max_count = 1024,
 	.mr_cache_max_size = (size_t)1 << 30,
 	.mr_cache_monitor = NULL,
@@ -114,6 +115,12 @@ static const struct rivet_param_row g_param_rows[] = {
 	  "its result) is probed with an empty message every so often, so "
 	  "that a dead peer or link fails them as it fails operations on "
 	  "the wire; 0: never (default: 1000)" },
+	{ "close_wait_ms", RIVET_P_SIZE, &g_rivet_params.close_wait_ms,
+	  "RDM: fi_close of an endpoint first lets what it owes its peers go "
+	  "out, for up to this long: injects and sends still queued for a "
+	  "connection that is coming up or on the wire, FINs of rendezvous "
+	  "receives (an inject is complete for the application, which may "
+	  "close the next moment); 0: discard them at once (default: 3000)" },
 	{ "confirm", RIVET_P_SIZE, &g_rivet_params.confirm,
 	  "RDM: take a rendezvous receive as done only once the FIN that "
 	  "ends it is acknowledged, and an RMA operation only once a "

@@ -426,6 +426,22 @@ static int rivet_ctrl_post(struct rivet_conn *conn, const void *msg,
 	return 0;
 }
 
+int rivet_ctrl_fence(struct rivet_conn *conn)
+{
+	const struct rivet_wire_hdr ping = {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_PING,
+	};
+	struct rivet_rdm_buf *buf = conn->ep->ctrl_free_list;
+	int ret;
+
+	if (!rivet_rndv_fin_room(conn->ep) || conn->deferred)
+		return -FI_EAGAIN;
+	ret = rivet_ctrl_post(conn, &ping, sizeof(ping));
+	if (!ret)
+		conn->inj_fence = buf;
+	return ret;
+}
+
 int rivet_ctrl_send(struct rivet_conn *conn, const void *msg, size_t len)
 {
 	struct rivet_ctrl *c;

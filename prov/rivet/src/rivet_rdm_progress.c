@@ -328,6 +328,12 @@ static void rivet_rdm_wc_ctrl(struct rivet_rdm_ep *ep,
 	buf->rndv = NULL;
 	LL_PREPEND(ep->ctrl_free_list, buf);
 	ep->ctrl_free++;
+	/* the PING behind the unsignaled injects: they are done too */
+	if (buf->conn && buf->conn->inj_fence == buf) {
+		buf->conn->inj_fence = NULL;
+		if (wc->status == IBV_WC_SUCCESS)
+			buf->conn->inj_out = buf->conn->inj_seq = 0;
+	}
 	if (wc->status != IBV_WC_SUCCESS && buf->conn) {
 		if (wc->status != IBV_WC_WR_FLUSH_ERR)
 			RIVET_INFO(EP_DATA, "connection %u: a control message "
