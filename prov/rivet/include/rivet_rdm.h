@@ -481,6 +481,9 @@ bool rivet_conn_owing(struct rivet_rdm_ep *ep);
 /* A PING behind everything posted on conn (up, with room for a control
  * message): conn->inj_fence. */
 int rivet_ctrl_fence(struct rivet_conn *conn);
+/* fi_close's first step: what ep owes its peers goes out, for up to
+ * close_wait_ms (rivet_rdm_progress.c). */
+void rivet_rdm_ep_settle(struct rivet_rdm_ep *ep);
 /* Everything a failed connection posted has completed (RIVET_WR_DRAIN):
  * its QP is released RIVET_CONN_QP_LINGER_MS later. */
 void rivet_conn_drained(struct rivet_conn *conn);

@@ -471,28 +471,6 @@ static void rivet_conn_release(struct rivet_conn *conn, uint64_t now)
 	conn->ep->nlinger--;
 }
 
-bool rivet_conn_owing(struct rivet_rdm_ep *ep)
-{
-	struct rivet_conn *conn;
-	bool owing = false;
-	size_t i;
-
-	for (i = 0; i < ep->nconns; i++) {
-		conn = ep->conns[i];
-		if (conn->state == RIVET_CONN_CLOSED)
-			continue;
-		if (conn->queued || conn->inflight || conn->deferred)
-			owing = true;
-		if (!conn->inj_out)
-			continue;
-		owing = true;
-		if (conn->state == RIVET_CONN_UP && conn->inj_seq &&
-		    !conn->inj_fence)
-			(void)rivet_ctrl_fence(conn);
-	}
-	return owing;
-}
-
 void rivet_conn_probe_all(struct rivet_rdm_ep *ep)
 {
 	struct rivet_wire_hdr ping = {

@@ -6,8 +6,6 @@
  */
 #include <fcntl.h>
 #include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "rivet_rdm.h"
 
@@ -401,41 +399,6 @@ static void rivet_rdm_ep_release_refs(struct rivet_rdm_ep *ep)
 	if (ep->av)
 		atomic_fetch_sub(&ep->av->refcnt, 1);
 	atomic_fetch_sub(&ep->domain->refcnt, 1);
-}
-
-/* fi_endpoint(3) lets fi_close discard what is outstanding; but an
- * inject, or a send queued for a connection that is still coming up, is
- * complete for the application, which may close the next moment (MPICH
- * answers a message with an inject and finalizes).  What the endpoint
- * owes its peers goes out first: its progress runs until nothing is
- * owed (rivet_conn_owing) or close_wait_ms has passed. */
-static void rivet_rdm_ep_settle(struct rivet_rdm_ep *ep)
-{
-	struct timespec ts;
-	uint64_t now, end = 0;
-
-	if (!ep->enabled || !g_rivet_params.close_wait_ms)
-		return;
-	rivet_rdm_lock(ep);
-	while (rivet_conn_owing(ep)) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec /
-						   1000000;
-		if (!end) {
-			end = now + g_rivet_params.close_wait_ms;
-		} else if (now >= end) {
-			RIVET_INFO(EP_CTRL, "fi_close: operations still owed "
-				   "to peers after %zu ms are dropped\n",
-				   g_rivet_params.close_wait_ms);
-			break;
-		}
-		rivet_rdm_progress_locked(ep);
-		rivet_rdm_progress_cm(ep);
-		rivet_rdm_unlock(ep);
-		usleep(100);
-		rivet_rdm_lock(ep);
-	}
-	rivet_rdm_unlock(ep);
 }
 
 static int rivet_rdm_ep_close(struct fid *fid)

@@ -5,7 +5,12 @@
  * (checked, attributed to their connection, dispatched on their op), SRQ
  * refill, and the completions it hands to the application's CQs and
  * counters.  It is the endpoint's progress source (rivet_rdm_ep_progress).
+ * And fi_close's first step, which runs it until what peers are owed is
+ * out (rivet_rdm_ep_settle).
  */
+#include <time.h>
+#include <unistd.h>
+
 #include "rivet_cq_out.h"
 #include "rivet_iov.h"
 #include "rivet_rdm.h"
@@ -552,4 +557,63 @@ ssize_t rivet_rdm_ep_read(struct rivet_progress_src *src, struct rivet_cq *cq,
 		return rivet_cq_read_rest(cq, buf, cq->dmax, cq->dsrc);
 	rivet_domain_polled(dom, true);
 	return (ssize_t)dn;
+}
+
+/* ---- fi_close: what peers are owed ---- */
+
+bool rivet_conn_owing(struct rivet_rdm_ep *ep)
+{
+	struct rivet_conn *conn;
+	bool owing = false;
+	size_t i;
+
+	for (i = 0; i < ep->nconns; i++) {
+		conn = ep->conns[i];
+		if (conn->state == RIVET_CONN_CLOSED)
+			continue;
+		if (conn->queued || conn->inflight || conn->deferred)
+			owing = true;
+		if (!conn->inj_out)
+			continue;
+		owing = true;
+		if (conn->state == RIVET_CONN_UP && conn->inj_seq &&
+		    !conn->inj_fence)
+			(void)rivet_ctrl_fence(conn);
+	}
+	return owing;
+}
+
+/* fi_endpoint(3) lets fi_close discard what is outstanding; but an
+ * inject, or a send queued for a connection that is still coming up, is
+ * complete for the application, which may close the next moment (MPICH
+ * answers a message with an inject and finalizes).  What the endpoint
+ * owes its peers goes out first: its progress runs until nothing is
+ * owed (rivet_conn_owing) or close_wait_ms has passed. */
+void rivet_rdm_ep_settle(struct rivet_rdm_ep *ep)
+{
+	struct timespec ts;
+	uint64_t now, end = 0;
+
+	if (!ep->enabled || !g_rivet_params.close_wait_ms)
+		return;
+	rivet_rdm_lock(ep);
+	while (rivet_conn_owing(ep)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec /
+						   1000000;
+		if (!end) {
+			end = now + g_rivet_params.close_wait_ms;
+		} else if (now >= end) {
+			RIVET_INFO(EP_CTRL, "fi_close: operations still owed "
+				   "to peers after %zu ms are dropped\n",
+				   g_rivet_params.close_wait_ms);
+			break;
+		}
+		rivet_rdm_progress_locked(ep);
+		rivet_rdm_progress_cm(ep);
+		rivet_rdm_unlock(ep);
+		usleep(100);
+		rivet_rdm_lock(ep);
+	}
+	rivet_rdm_unlock(ep);
 }
