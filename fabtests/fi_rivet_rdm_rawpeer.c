@@ -12,13 +12,14 @@
  * exposure with it.  And a raw peer that leaves rivet's FIN unacknowledged:
  * on rxe (or with FI_RIVET_CONFIRM=1) the rendezvous receive waits for
  * the FIN, and fails with it.  A raw peer claiming a name on another
- * node's address is refused.  And access: the raw peer's emulated
- * atomics reach only regions and endpoints that allow them (access 0 is
- * no remote access; an endpoint without FI_ATOMIC or FI_REMOTE_WRITE is
- * no target), its RMA events count only for a region, range and
- * direction that an RDMA operation of theirs could have had, and its
- * short answer to a fetching atomic fails the fetch.  Each case in a
- * child of its own.
+ * node's address is refused, and a late handshake of a connection that
+ * failed meanwhile does not bring it up again.  And access: the raw
+ * peer's emulated atomics reach only regions and endpoints that allow
+ * them (access 0 is no remote access; an endpoint without FI_ATOMIC or
+ * FI_REMOTE_WRITE is no target), its RMA events count only for a region,
+ * range and direction that an RDMA operation of theirs could have had,
+ * and its short answer to a fetching atomic fails the fetch.  Each case
+ * in a child of its own.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -173,13 +174,15 @@ static int rp_channel(struct rp *r)
 		     fcntl(r->ch->fd, F_GETFL) | O_NONBLOCK);
 }
 
-/* Connects to a rivet endpoint named dst, claiming to be fake. */
-static int rp_connect(struct rp *r, const struct sockaddr_in *dst,
-		      const struct sockaddr_in *fake)
+/* Connects to a rivet endpoint named dst, claiming to be fake, naming
+ * the endpoint's connection replaces - 1 as one it replaces (0: none). */
+static int rp_connect_rep(struct rp *r, const struct sockaddr_in *dst,
+			  const struct sockaddr_in *fake, uint32_t replaces)
 {
 	struct rivet_wire_connreq req = {
 		.magic = RIVET_CONN_MAGIC, .version = RIVET_WIRE_VERSION,
 		.addr_len = sizeof(*fake), .conn_idx = 0,
+		.replaces = { replaces },
 	};
 	struct rivet_wire_accept acc = { 0 };
 	struct sockaddr_in src = *dst;
@@ -206,6 +209,12 @@ static int rp_connect(struct rp *r, const struct sockaddr_in *dst,
 		return -1;
 	r->peer_idx = acc.conn_idx;
 	return 0;
+}
+
+static int rp_connect(struct rp *r, const struct sockaddr_in *dst,
+		      const struct sockaddr_in *fake)
+{
+	return rp_connect_rep(r, dst, fake, 0);
 }
 
 /* Listens on addr and accepts the first rivet connection request. */
@@ -751,6 +760,118 @@ out:
 	rp_env_close(&env);
 }
 
+/* A connection the endpoint accepted, then failed (its peer replaced
+ * it), whose handshake ends only after its QP was released (the raw
+ * peer holds back its last message, RTU, with a QP of its own making):
+ * the late RDMA_CM_EVENT_ESTABLISHED must not bring it up again (a
+ * closed connection on a QP in the error state, or no QP at all). */
+static void rp_established_child(void)
+{
+	const char *name = "rawpeer_established_after_close";
+	struct rivet_wire_connreq req = {
+		.magic = RIVET_CONN_MAGIC, .version = RIVET_WIRE_VERSION,
+		.addr_len = sizeof(struct sockaddr_in),
+	};
+	struct ibv_qp_init_attr qia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct rivet_wire_accept acc = { 0 };
+	struct sockaddr_in fake, src;
+	struct ibv_qp *qp = NULL;
+	struct ibv_qp_attr qa;
+	struct rdma_conn_param p;
+	struct rp held, *r = &held;
+	struct rp_env env;
+	struct ft_comp c;
+	uint64_t end;
+	int mask, ok = 0;
+
+	memset(&held, 0, sizeof(held));
+	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND | FI_RECV))
+		goto out;
+	fake = rp_fake(&env.p.a, 9);
+	memcpy(req.addr, &fake, sizeof(fake));
+	src = *rp_name(&env.p.a);
+	src.sin_port = 0;
+	/* the held connection: its QP ours, so that rdma_cm waits for
+	 * rdma_establish before it sends RTU */
+	if (rp_channel(r) || rdma_create_id(r->ch, &r->id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(r->id, (struct sockaddr *)&src,
+			      (struct sockaddr *)rp_name(&env.p.a), 2000) ||
+	    rp_cm_wait(r, RDMA_CM_EVENT_ADDR_RESOLVED, NULL, NULL, 0) ||
+	    rdma_resolve_route(r->id, 2000) ||
+	    rp_cm_wait(r, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL, NULL, 0))
+		goto fail;
+	r->pd = ibv_alloc_pd(r->id->verbs);
+	r->cq = r->pd ? ibv_create_cq(r->id->verbs, 16, NULL, NULL, 0) : NULL;
+	qia.send_cq = qia.recv_cq = r->cq;
+	qp = r->cq ? ibv_create_qp(r->pd, &qia) : NULL;
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_INIT;
+	if (!qp || rdma_init_qp_attr(r->id, &qa, &mask) ||
+	    ibv_modify_qp(qp, &qa, mask))
+		goto fail;
+	rp_conn_param(&p, &req, sizeof(req));
+	p.qp_num = qp->qp_num;
+	if (rdma_connect(r->id, &p) ||
+	    rp_cm_wait(r, RDMA_CM_EVENT_CONNECT_RESPONSE, NULL,
+		       (uint8_t *)&acc, sizeof(acc)) ||
+	    acc.magic != RIVET_CONN_MAGIC)
+		goto fail;
+	/* a second connection replaces it: the endpoint fails the held one */
+	if (!ft_check(!rp_connect_rep(&env.raw, rp_name(&env.p.a), &fake,
+				      acc.conn_idx + 1), name,
+		      "the replacing connection"))
+		goto out;
+	/* its QP is released some 5 s after it drained */
+	end = ft_now_ms() + 6500;
+	while (ft_now_ms() < end) {
+		ft_rdm_progress();
+		usleep(1000);
+	}
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTR;
+	if (rdma_init_qp_attr(r->id, &qa, &mask) ||
+	    ibv_modify_qp(qp, &qa, mask))
+		goto fail;
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTS;
+	if (rdma_init_qp_attr(r->id, &qa, &mask) ||
+	    ibv_modify_qp(qp, &qa, mask) || rdma_establish(r->id))
+		goto fail;
+	end = ft_now_ms() + 1000;
+	while (ft_now_ms() < end) {	/* the endpoint sees ESTABLISHED */
+		ft_rdm_progress();
+		usleep(1000);
+	}
+	/* still alive, and its honest peer's messages still come */
+	memset(env.vbuf.ptr, 0x5a, 64);
+	if (FT_RDM_POST(fi_trecv(env.p.a.ep, env.cbuf.ptr, 64,
+				 env.cbuf.desc, FI_ADDR_UNSPEC, RP_TAG, 0,
+				 &held)) ||
+	    FT_RDM_POST(fi_tsend(env.p.b.ep, env.vbuf.ptr, 64,
+				 env.vbuf.desc, env.p.b2a, RP_TAG, &env)) ||
+	    rp_wait(name, env.p.b.cq, &env, &c) || c.err ||
+	    rp_wait(name, env.p.a.cq, &held, &c) || c.err ||
+	    c.len != 64 || memcmp(env.cbuf.ptr, env.vbuf.ptr, 64)) {
+		ft_fail(name, "a message after the late handshake");
+		goto out;
+	}
+	ok = 1;
+	goto out;
+fail:
+	ft_fail(name, "the held connection: %s", strerror(errno));
+out:
+	if (ok)
+		ft_ok(name);
+	if (qp)
+		ibv_destroy_qp(qp);
+	rp_close(&held);
+	rp_env_close(&env);
+}
+
 /* ---- access ----------------------------------------------------------- */
 
 /* An emulated atomic of the raw peer's (one FI_UINT64) at the endpoint it
@@ -1031,6 +1152,8 @@ int main(int argc, char **argv)
 	ft_fork_case("rawpeer_rendezvous_exposure", rp_exposure_child);
 	ft_fork_case("rawpeer_rendezvous_confirmed_by_fin", rp_confirm_child);
 	ft_fork_case("rawpeer_claim_other_node", rp_claim_child);
+	ft_fork_case("rawpeer_established_after_close",
+		     rp_established_child);
 	ft_fork_case("rawpeer_atomic_region_access", rp_atomic_access_child);
 	ft_fork_case("rawpeer_atomic_target_caps", rp_atomic_caps_child);
 	ft_fork_case("rawpeer_rma_event_forged", rp_rma_event_child);

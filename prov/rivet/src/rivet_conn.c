@@ -433,80 +433,6 @@ void rivet_conn_fail(struct rivet_conn *conn, int err)
 	rivet_rndv_retry_deferred(conn);	/* fails the deferred reads */
 }
 
-/* ---- liveness ---- */
-
-static uint64_t rivet_conn_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* An operation waiting for the peer's answer (wait_fin) has nothing on
- * the wire: if the peer's node died or its link stays down, no work
- * completion would ever fail it.  A connection seen with such waiters
- * for probe_ms gets an empty message (RIVET_OP_PING) every probe_ms: the
- * peer's NIC acknowledges it, or it runs out of retries and its error
- * completion fails the connection and its waiters (rivet_rdm_wc_ctrl).
- * Run with the rdma_cm check, off the fast path. */
-void rivet_conn_drained(struct rivet_conn *conn)
-{
-	conn->drained_ms = rivet_conn_now_ms();
-	conn->ep->nlinger++;
-}
-
-/* A drained QP whose linger is over goes (its number stays, for
- * receives still in the CQ). */
-static void rivet_conn_release(struct rivet_conn *conn, uint64_t now)
-{
-	if (!conn->qp || !conn->drained_ms ||
-	    now - conn->drained_ms < RIVET_CONN_QP_LINGER_MS)
-		return;
-	RIVET_INFO(EP_CTRL, "connection %u: qp 0x%x released\n", conn->idx,
-		   conn->qp_num);
-	rdma_destroy_qp(conn->id);
-	conn->qp = NULL;
-	conn->inj_qpx = NULL;
-	conn->ep->nlinger--;
-}
-
-void rivet_conn_probe_all(struct rivet_rdm_ep *ep)
-{
-	struct rivet_wire_hdr ping = {
-		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_PING,
-	};
-	struct rivet_conn *conn;
-	uint64_t now = 0;
-	size_t i;
-
-	if (ep->nlinger) {
-		now = rivet_conn_now_ms();
-		for (i = 0; i < ep->nconns; i++)
-			rivet_conn_release(ep->conns[i], now);
-	}
-	if (!g_rivet_params.probe_ms)
-		return;
-	for (i = 0; i < ep->nconns; i++) {
-		conn = ep->conns[i];
-		if (!conn->wait_fin || conn->state != RIVET_CONN_UP) {
-			conn->probe_armed = false;
-			continue;
-		}
-		if (!now)
-			now = rivet_conn_now_ms();
-		if (!conn->probe_armed) {
-			conn->probe_armed = true;
-			conn->probe_ms = now;
-		} else if (now - conn->probe_ms >= g_rivet_params.probe_ms) {
-			conn->probe_ms = now;
-			RIVET_DBG(EP_CTRL, "connection %u: probing the peer\n",
-				  conn->idx);
-			(void)rivet_ctrl_send(conn, &ping, sizeof(ping));
-		}
-	}
-}
-
 void rivet_conn_destroy(struct rivet_conn *conn)
 {
 	struct rivet_ctrl *c, *tmp;
@@ -757,6 +683,22 @@ static int rivet_conn_event_err(enum rdma_cm_event_type ev)
 static void rivet_conn_event(struct rivet_conn *conn,
 			     struct rdma_cm_event *cm)
 {
+	/* the handshake's steps move a connection on only while it is being
+	 * made: one that failed meanwhile (replaced, its address removed)
+	 * stays closed, its QP in the error state or already released; a
+	 * late ESTABLISHED is answered with a disconnect */
+	if ((cm->event == RDMA_CM_EVENT_ADDR_RESOLVED ||
+	     cm->event == RDMA_CM_EVENT_ROUTE_RESOLVED ||
+	     cm->event == RDMA_CM_EVENT_ESTABLISHED) &&
+	    conn->state != RIVET_CONN_CONNECTING) {
+		RIVET_INFO(EP_CTRL, "connection %u: %s ignored (the "
+			   "connection is %s)\n", conn->idx,
+			   rdma_event_str(cm->event),
+			   conn->state == RIVET_CONN_UP ? "up" : "closed");
+		if (cm->event == RDMA_CM_EVENT_ESTABLISHED)
+			rdma_disconnect(conn->id);
+		return;
+	}
 	switch (cm->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (rdma_resolve_route(conn->id, RIVET_CONN_TIMEOUT_MS))

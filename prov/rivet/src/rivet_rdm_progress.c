@@ -5,8 +5,9 @@
  * (checked, attributed to their connection, dispatched on their op), SRQ
  * refill, and the completions it hands to the application's CQs and
  * counters.  It is the endpoint's progress source (rivet_rdm_ep_progress).
- * And fi_close's first step, which runs it until what peers are owed is
- * out (rivet_rdm_ep_settle).
+ * With the rdma_cm check, the liveness of connections (probes of waiting
+ * ones, the release of drained QPs).  And fi_close's first step, which
+ * runs it until what peers are owed is out (rivet_rdm_ep_settle).
  */
 #include <time.h>
 #include <unistd.h>
@@ -559,6 +560,80 @@ ssize_t rivet_rdm_ep_read(struct rivet_progress_src *src, struct rivet_cq *cq,
 	return (ssize_t)dn;
 }
 
+/* ---- liveness of connections (with the rdma_cm check) ---- */
+
+static uint64_t rivet_conn_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* An operation waiting for the peer's answer (wait_fin) has nothing on
+ * the wire: if the peer's node died or its link stays down, no work
+ * completion would ever fail it.  A connection seen with such waiters
+ * for probe_ms gets an empty message (RIVET_OP_PING) every probe_ms: the
+ * peer's NIC acknowledges it, or it runs out of retries and its error
+ * completion fails the connection and its waiters (rivet_rdm_wc_ctrl).
+ * Run with the rdma_cm check, off the fast path. */
+void rivet_conn_drained(struct rivet_conn *conn)
+{
+	conn->drained_ms = rivet_conn_now_ms();
+	conn->ep->nlinger++;
+}
+
+/* A drained QP whose linger is over goes (its number stays, for
+ * receives still in the CQ). */
+static void rivet_conn_release(struct rivet_conn *conn, uint64_t now)
+{
+	if (!conn->qp || !conn->drained_ms ||
+	    now - conn->drained_ms < RIVET_CONN_QP_LINGER_MS)
+		return;
+	RIVET_INFO(EP_CTRL, "connection %u: qp 0x%x released\n", conn->idx,
+		   conn->qp_num);
+	rdma_destroy_qp(conn->id);
+	conn->qp = NULL;
+	conn->inj_qpx = NULL;
+	conn->ep->nlinger--;
+}
+
+void rivet_conn_probe_all(struct rivet_rdm_ep *ep)
+{
+	struct rivet_wire_hdr ping = {
+		.version = RIVET_WIRE_VERSION, .op = RIVET_OP_PING,
+	};
+	struct rivet_conn *conn;
+	uint64_t now = 0;
+	size_t i;
+
+	if (ep->nlinger) {
+		now = rivet_conn_now_ms();
+		for (i = 0; i < ep->nconns; i++)
+			rivet_conn_release(ep->conns[i], now);
+	}
+	if (!g_rivet_params.probe_ms)
+		return;
+	for (i = 0; i < ep->nconns; i++) {
+		conn = ep->conns[i];
+		if (!conn->wait_fin || conn->state != RIVET_CONN_UP) {
+			conn->probe_armed = false;
+			continue;
+		}
+		if (!now)
+			now = rivet_conn_now_ms();
+		if (!conn->probe_armed) {
+			conn->probe_armed = true;
+			conn->probe_ms = now;
+		} else if (now - conn->probe_ms >= g_rivet_params.probe_ms) {
+			conn->probe_ms = now;
+			RIVET_DBG(EP_CTRL, "connection %u: probing the peer\n",
+				  conn->idx);
+			(void)rivet_ctrl_send(conn, &ping, sizeof(ping));
+		}
+	}
+}
+
 /* ---- fi_close: what peers are owed ---- */
 
 bool rivet_conn_owing(struct rivet_rdm_ep *ep)
@@ -591,16 +666,13 @@ bool rivet_conn_owing(struct rivet_rdm_ep *ep)
  * owed (rivet_conn_owing) or close_wait_ms has passed. */
 void rivet_rdm_ep_settle(struct rivet_rdm_ep *ep)
 {
-	struct timespec ts;
 	uint64_t now, end = 0;
 
 	if (!ep->enabled || !g_rivet_params.close_wait_ms)
 		return;
 	rivet_rdm_lock(ep);
 	while (rivet_conn_owing(ep)) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec /
-						   1000000;
+		now = rivet_conn_now_ms();
 		if (!end) {
 			end = now + g_rivet_params.close_wait_ms;
 		} else if (now >= end) {
