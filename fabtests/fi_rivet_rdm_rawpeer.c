@@ -12,8 +12,9 @@
  * exposure with it.  And a raw peer that leaves rivet's FIN unacknowledged:
  * on rxe (or with FI_RIVET_CONFIRM=1) the rendezvous receive waits for
  * the FIN, and fails with it.  A raw peer claiming a name on another
- * node's address is refused, and a late handshake of a connection that
- * failed meanwhile does not bring it up again.  And access: the raw
+ * node's address is refused, a late handshake of a connection that
+ * failed meanwhile does not bring it up again, and a write whose post
+ * meets its connection's failure is not lost.  And access: the raw
  * peer's emulated atomics reach only regions and endpoints that allow
  * them (access 0 is no remote access; an endpoint without FI_ATOMIC or
  * FI_REMOTE_WRITE is no target), its RMA events count only for a region,
@@ -50,6 +51,8 @@
  * then send slots, then a read landing area). */
 /* rp_qp_setup: a peer that posts no receive and lets its buffer be read */
 static bool g_rp_norecv;
+/* rp_qp_setup: a buffer that the peer may write */
+static bool g_rp_writable;
 
 struct rp {
 	struct rdma_event_channel *ch;
@@ -142,7 +145,8 @@ static int rp_qp_setup(struct rp *r)
 		return -1;
 	memset(r->buf, 0, RP_BUF);
 	r->mr = ibv_reg_mr(r->pd, r->buf, RP_BUF, IBV_ACCESS_LOCAL_WRITE |
-			   (g_rp_norecv ? IBV_ACCESS_REMOTE_READ : 0));
+			   (g_rp_norecv ? IBV_ACCESS_REMOTE_READ : 0) |
+			   (g_rp_writable ? IBV_ACCESS_REMOTE_WRITE : 0));
 	attr.send_cq = attr.recv_cq = r->cq;
 	if (!r->mr || rdma_create_qp(r->id, r->pd, &attr))
 		return -1;
@@ -872,6 +876,91 @@ out:
 	rp_env_close(&env);
 }
 
+/* RMA writes (each with its confirming read: FI_RIVET_CONFIRM=1) to a
+ * raw peer that stops answering: the writes in flight hold the control
+ * budget, so the next write's post runs progress, which meets the
+ * connection's failure.  The write that post then submits must not be
+ * queued on the closed connection (it would never complete): every
+ * write the endpoint took completes, with success or an error. */
+#define RP_RMA_OPS 1024
+static struct fi_context2 g_rp_rma_ctx[RP_RMA_OPS];
+
+static void rp_rma_failing_child(void)
+{
+	const char *name = "rawpeer_rma_on_failing_connection";
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct rp_env env;
+	struct ft_comp c;
+	fi_addr_t c2raw;
+	uint64_t end;
+	ssize_t ret;
+	int n = 0, done = 0, i;
+
+	/* the failure within a fraction of a second: 4.096 us * 2^14 (67 ms),
+	 * sent again once */
+	setenv("FI_RIVET_ACK_TIMEOUT", "14", 1);
+	setenv("FI_RIVET_RETRY_COUNT", "1", 1);
+	g_rp_writable = true;
+	if (rp_env_open(&env, FT_RDM_CAPS | FI_RMA, FI_WRITE | FI_READ) ||
+	    rp_listen_for_b(&env, name, &c2raw))
+		goto out;
+	/* a message makes the connection (the raw peer's buffer and key
+	 * exist once it accepted) */
+	ret = fi_tsend(env.p.b.ep, env.vbuf.ptr, 8, env.vbuf.desc, c2raw,
+		       RP_TAG, &g_rp_rma_ctx[0]);
+	if (!ft_check(!ret, name, "fi_tsend: %zd", ret) ||
+	    !ft_check(!rp_accept(&env.raw), name, "the raw peer's accept") ||
+	    rp_wait(name, env.p.b.cq, &g_rp_rma_ctx[0], &c) ||
+	    !ft_check(!c.err, name, "a message to the raw peer: %s",
+		      ft_comp_str(&c)))
+		goto out;
+	n = 1;
+	ret = fi_write(env.p.b.ep, env.cbuf.ptr, 8, env.cbuf.desc, c2raw,
+		       (uintptr_t)env.raw.buf, env.raw.mr->rkey,
+		       &g_rp_rma_ctx[n]);
+	if (!ft_check(!ret, name, "fi_write: %zd", ret) ||
+	    rp_wait(name, env.p.b.cq, &g_rp_rma_ctx[n], &c) ||
+	    !ft_check(!c.err, name, "a write to the raw peer: %s",
+		      ft_comp_str(&c)))
+		goto out;
+	n = 2;
+	done = 2;
+	/* the raw peer stops answering; writes are posted without any other
+	 * call (no progress but the posts' own) */
+	if (!ft_check(!ibv_modify_qp(env.raw.id->qp, &qa, IBV_QP_STATE), name,
+		      "the raw QP to the error state"))
+		goto out;
+	end = ft_now_ms() + 1500;
+	while (n < RP_RMA_OPS && ft_now_ms() < end) {
+		ret = fi_write(env.p.b.ep, env.cbuf.ptr, 8, env.cbuf.desc,
+			       c2raw, (uintptr_t)env.raw.buf,
+			       env.raw.mr->rkey, &g_rp_rma_ctx[n]);
+		if (!ret)
+			n++;
+		else if (ret == -FI_EAGAIN)
+			usleep(200);
+		else
+			break;
+	}
+	/* what was queued for a new connection fails once the raw peer's
+	 * listener is gone */
+	rp_close(&env.raw);
+	end = ft_now_ms() + 30000;
+	while (done < n && ft_now_ms() < end)
+		if (!ft_rdm_wait(env.p.b.cq, NULL, &c, 200))
+			for (i = 2; i < n; i++)
+				if (c.ctx == &g_rp_rma_ctx[i]) {
+					done++;
+					break;
+				}
+	if (ft_check(done == n, name, "%d of the %d writes the endpoint took "
+		     "never completed", n - done, n - 2))
+		ft_ok(name);
+out:
+	g_rp_writable = false;
+	rp_env_close(&env);
+}
+
 /* ---- access ----------------------------------------------------------- */
 
 /* An emulated atomic of the raw peer's (one FI_UINT64) at the endpoint it
@@ -1154,6 +1243,8 @@ int main(int argc, char **argv)
 	ft_fork_case("rawpeer_claim_other_node", rp_claim_child);
 	ft_fork_case("rawpeer_established_after_close",
 		     rp_established_child);
+	ft_fork_case("rawpeer_rma_on_failing_connection",
+		     rp_rma_failing_child);
 	ft_fork_case("rawpeer_atomic_region_access", rp_atomic_access_child);
 	ft_fork_case("rawpeer_atomic_target_caps", rp_atomic_caps_child);
 	ft_fork_case("rawpeer_rma_event_forged", rp_rma_event_child);

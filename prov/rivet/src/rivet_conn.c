@@ -336,6 +336,12 @@ int rivet_conn_submit(struct rivet_conn *conn, struct rivet_tx_op *op)
 	if (conn->state == RIVET_CONN_UP && !conn->queued &&
 	    !(op->fenced && conn->inflight))
 		return rivet_conn_post_op(conn, op);
+	/* failed since the caller took it (the post's own progress met
+	 * the failure, waiting for a control slot or a registration): not
+	 * queued there, where nothing would ever post or fail it; the
+	 * caller's next try makes a new connection */
+	if (conn->state == RIVET_CONN_CLOSED)
+		return -FI_EAGAIN;
 	op->state = RIVET_TX_QUEUED;
 	DL_APPEND(conn->queued, op);
 	return 0;
