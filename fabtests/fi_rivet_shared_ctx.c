@@ -11,7 +11,8 @@
  *   that come before any receive wait and are taken in order, one longer
  *   than its receive truncated; RDM: a cancelled
  *   receive; an endpoint that closes with messages waiting in the context
- *   takes them along and the others go on;
+ *   takes them along (a claim of one of them then names nothing) and the
+ *   others go on;
  * - close rules: a context in use is -FI_EBUSY. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,23 +313,50 @@ static void sc_rdm_cancel(void)
 		 "cancel %zd, error %d on cq %d", ret, e.err, found);
 }
 
-/* RDM: rx[2] closes with two messages waiting for it in the context */
+/* RDM: rx[2] closes with three messages waiting for it in the context,
+ * one of them claimed through it (FI_PEEK | FI_CLAIM): the claim's
+ * context no longer names a message (-FI_EINVAL), it reads nothing of
+ * what went with the endpoint */
 static void sc_rdm_close_one(void)
 {
+	struct fi_context cctx = { { 0 } };
+	struct iovec iov = { (uint8_t *)g.rxbuf.ptr + 30 * SC_LEN, SC_LEN };
+	void *desc = g.rxbuf.desc;
+	struct fi_msg_tagged tm = {
+		.addr = FI_ADDR_UNSPEC, .tag = 0x100 + 12, .context = &cctx,
+	};
 	struct fi_cq_data_entry c;
-	ssize_t ret;
+	ssize_t ret, cret = -1;
 	int i, spin;
 
 	ret = sc_send(10, 2, false);
 	if (!ret)
 		ret = sc_send(11, 2, false);
+	if (!ret)
+		ret = sc_send(12, 2, true);
 	for (spin = 0; spin < 20000; spin++)
 		for (i = 0; i < SC_EPS; i++) {
 			fi_cq_read(g.rxcq[i], &c, 0);
 			fi_cq_read(g.txcq[i], &c, 1);
 		}
+	if (!ret)
+		cret = fi_trecvmsg(g.srx, &tm, FI_PEEK | FI_CLAIM);
+	if (!cret && (ft_cq_wait(g.rxcq[2], &c, NULL, 2000) ||
+		      c.op_context != &cctx))
+		cret = -1;
+	if (cret)
+		ft_fail("srx_claim_after_close", "the claim: %zd", cret);
 	ret = ret ? ret : fi_close(&g.rx[2]->fid);
 	g.rx[2] = NULL;
+	if (!ret && !cret) {
+		tm.msg_iov = &iov;
+		tm.desc = &desc;
+		tm.iov_count = 1;
+		cret = fi_trecvmsg(g.srx, &tm, FI_CLAIM);
+		ft_check(cret == -FI_EINVAL, "srx_claim_after_close",
+			 "a claim of a message that left with its endpoint: "
+			 "%zd", cret);
+	}
 	if (!ret)
 		ret = sc_post(20, false, 0);
 	if (!ret)

@@ -437,6 +437,10 @@ void rivet_match_msg_set_src(struct rivet_match *m, struct rivet_match_msg *u,
 			     fi_addr_t src);
 /* FI_CLAIM: later finds skip u; it stays the engine's until removed. */
 void rivet_match_msg_claim(struct rivet_match *m, struct rivet_match_msg *u);
+/* Whether u is one of m's claimed messages, by address alone (u may be a
+ * message that is gone: an FI_CLAIM context's memory of it). */
+bool rivet_match_msg_claimed_has(const struct rivet_match *m,
+				 const struct rivet_match_msg *u);
 /* Any message still held (unclaimed first), or NULL: for close. */
 struct rivet_match_msg *rivet_match_msg_any(struct rivet_match *m);
 /* Takes out every message, claimed or not, that pred accepts, handing

@@ -278,6 +278,7 @@ struct rivet_unexp {
 	uint64_t tag, data;
 	size_t len;
 	struct rivet_wire_rts rts;
+	void *claim_ctx;		/* FI_CLAIM: the context that claimed it */
 	uint8_t payload[];
 };
 

@@ -513,6 +513,17 @@ void rivet_match_msg_claim(struct rivet_match *m, struct rivet_match_msg *u)
 	DL_APPEND(m->claimed, u);
 }
 
+bool rivet_match_msg_claimed_has(const struct rivet_match *m,
+				 const struct rivet_match_msg *u)
+{
+	const struct rivet_match_msg *c;
+
+	for (c = m->claimed; c; c = c->next)
+		if (c == u)
+			return true;
+	return false;
+}
+
 struct rivet_match_msg *rivet_match_msg_any(struct rivet_match *m)
 {
 	return m->msgs ? m->msgs : m->claimed;

@@ -94,6 +94,7 @@ static void rivet_rx_unexpected(struct rivet_rdm_ep *ep,
 		return;
 	}
 	u->conn = conn;
+	u->claim_ctx = NULL;
 	u->src = rivet_conn_src(conn);
 	if (u->src == FI_ADDR_NOTAVAIL && !conn->active)
 		ep->rxq->unresolved = true;	/* rivet_rdm_rxq_resolve */

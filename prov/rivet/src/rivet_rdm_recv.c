@@ -145,13 +145,20 @@ static void rivet_rdm_peek_comp(const struct rivet_rdm_rxside *side,
 
 /* The message an FI_CLAIM context names: the peek that claimed it left
  * it there with the queue beside it, and its delivery clears both, so
- * a second claim of the same context finds nothing. */
+ * a second claim of the same context finds nothing.  The message may be
+ * gone meanwhile (a shared context's endpoint closed and took its
+ * messages along): it is looked for among the queue's claimed ones
+ * before it is read. */
 static struct rivet_unexp *rivet_rdm_claim_of(struct rivet_rdm_rxq *q,
-					      struct fi_context *ctx)
+					      struct fi_context *ctx,
+					      bool tagged)
 {
 	struct rivet_unexp *u = ctx->internal[0];
 
-	if (!u || ctx->internal[1] != q || !u->me.claimed)
+	if (!u || ctx->internal[1] != q ||
+	    !rivet_match_msg_claimed_has(tagged ? &q->match_tag :
+						  &q->match_msg, &u->me) ||
+	    u->claim_ctx != ctx)
 		return NULL;
 	ctx->internal[0] = ctx->internal[1] = NULL;
 	return u;
@@ -160,7 +167,8 @@ static struct rivet_unexp *rivet_rdm_claim_of(struct rivet_rdm_rxq *q,
 static ssize_t rivet_rdm_claimed(const struct rivet_rdm_rxside *side,
 				 const struct rivet_rdm_req *req, size_t len)
 {
-	struct rivet_unexp *u = rivet_rdm_claim_of(side->q, req->context);
+	struct rivet_unexp *u = rivet_rdm_claim_of(side->q, req->context,
+						   req->tagged);
 	struct rivet_rx_op *rx;
 
 	if (!u)
@@ -224,6 +232,7 @@ static ssize_t rivet_rdm_peek(const struct rivet_rdm_rxside *side,
 		rivet_rdm_unexp_release(q, u, req->tagged);
 	} else if (req->flags & FI_CLAIM) {
 		rivet_match_msg_claim(m, &u->me);
+		u->claim_ctx = ctx;
 		ctx->internal[0] = u;
 		ctx->internal[1] = q;
 	}

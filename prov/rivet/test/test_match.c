@@ -257,12 +257,17 @@ MATCH_TEST(peek_claim_discard)
 	cr_assert_eq(msg_id(rivet_match_msg_find(&m, 1, 9, 0)), 1);
 	/* claim: later finds skip it, until it is removed */
 	u = rivet_match_msg_find(&m, ANY, 9, 0);
+	cr_assert(!rivet_match_msg_claimed_has(&m, u));
 	rivet_match_msg_claim(&m, u);
 	cr_assert(u->claimed);
+	cr_assert(rivet_match_msg_claimed_has(&m, u));
+	cr_assert(!rivet_match_msg_claimed_has(&m, m.msgs));
 	cr_assert_eq(msg_id(rivet_match_msg_find(&m, ANY, 9, 0)), 2);
 	cr_assert_eq(msg_id(rivet_match_msg_find(&m, 1, 0, ~0ULL)), 2);
 	cr_assert_eq(m.nmsgs, 1);
 	rivet_match_msg_remove(&m, u);
+	/* gone: a context's memory of it no longer names a claimed one */
+	cr_assert(!rivet_match_msg_claimed_has(&m, u));
 	free(u);
 	/* discard: found and removed */
 	cr_assert_eq(take_msg(&m, 1, 9, 0), 2);
