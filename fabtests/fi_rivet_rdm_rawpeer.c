@@ -13,8 +13,9 @@
  * on rxe (or with FI_RIVET_CONFIRM=1) the rendezvous receive waits for
  * the FIN, and fails with it.  A raw peer claiming a name on another
  * node's address is refused, a late handshake of a connection that
- * failed meanwhile does not bring it up again, and a write whose post
- * meets its connection's failure is not lost.  And access: the raw
+ * failed meanwhile does not bring it up again, a write whose post meets
+ * its connection's failure is not lost, and a rendezvous send that its
+ * peer never answers can be cancelled.  And access: the raw
  * peer's emulated atomics reach only regions and endpoints that allow
  * them (access 0 is no remote access; an endpoint without FI_ATOMIC or
  * FI_REMOTE_WRITE is no target), its RMA events count only for a region,
@@ -674,6 +675,62 @@ out:
 	rp_env_close(&env);
 }
 
+/* A peer that never answers a rendezvous (no FIN) must not pin the send
+ * and its region for ever: fi_cancel of the send completes it with
+ * FI_ECANCELED, its bytes are no one's to read any more, and the
+ * application's region can be closed. */
+static void rp_cancel_rndv_child(void)
+{
+	const char *name = "rawpeer_cancel_unanswered_rendezvous";
+	const struct rivet_wire_rts *rts;
+	struct fi_context2 sctx;
+	struct ibv_wc wc;
+	struct ft_comp c;
+	struct rp_env env;
+	fi_addr_t c2raw;
+	uint8_t *msg;
+	ssize_t ret;
+	int rc;
+
+	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND) ||
+	    rp_listen_for_b(&env, name, &c2raw))
+		goto out;
+	memset(env.cbuf.ptr, 0x3c, RP_BIG);
+	ret = FT_RDM_POST(fi_tsend(env.p.b.ep, env.cbuf.ptr, RP_BIG,
+				   env.cbuf.desc, c2raw, RP_TAG | 9, &sctx));
+	if (!ft_check(!ret, name, "fi_tsend: %zd", ret) ||
+	    !ft_check(!rp_accept(&env.raw), name, "accept failed") ||
+	    !ft_check(!rp_poll(&env.raw, true, &wc), name, "no RTS came"))
+		goto out;
+	msg = rp_recv_slot(&env.raw, (int)wc.wr_id);
+	rts = (const void *)(msg + sizeof(struct rivet_wire_hdr));
+	if (!ft_check(((struct rivet_wire_hdr *)msg)->op == RIVET_OP_RTS &&
+		      rts->nsegs == 1, name, "not the RTS expected"))
+		goto out;
+	/* no FIN: the send waits; the application gives up on it */
+	if (!ft_check(ft_rdm_wait(env.p.b.cq, &sctx, &c, 300) ==
+		      -FI_ETIMEDOUT, name, "the send completed without a FIN"))
+		goto out;
+	ret = fi_cancel(&env.p.b.ep->fid, &sctx);
+	if (!ft_check(!ret, name, "fi_cancel of the send: %s",
+		      fi_strerror((int)-ret)) ||
+	    rp_wait(name, env.p.b.cq, &sctx, &c) ||
+	    !ft_check(c.err == FI_ECANCELED, name, "the send: %s",
+		      ft_comp_str(&c)))
+		goto out;
+	if (!ft_check(rp_read(&env.raw, rts->segs[0].addr, rts->segs[0].rkey,
+			      64) != IBV_WC_SUCCESS, name, "the message "
+		      "stayed readable after its send was cancelled"))
+		goto out;
+	rc = fi_close(&env.cbuf.mr->fid);
+	if (!rc)
+		env.cbuf.mr = NULL;
+	ft_check(!rc, name, "fi_close of the send's region: %s",
+		 fi_strerror(-rc));
+out:
+	rp_env_close(&env);
+}
+
 /* rxe can report a failed RDMA read as successful and fail only what
  * follows it (FI_RIVET_CONFIRM): a rendezvous receive is reported once
  * the FIN that ends it is acknowledged.  The raw peer sends a good RTS but
@@ -1245,6 +1302,8 @@ int main(int argc, char **argv)
 		     rp_established_child);
 	ft_fork_case("rawpeer_rma_on_failing_connection",
 		     rp_rma_failing_child);
+	ft_fork_case("rawpeer_cancel_unanswered_rendezvous",
+		     rp_cancel_rndv_child);
 	ft_fork_case("rawpeer_atomic_region_access", rp_atomic_access_child);
 	ft_fork_case("rawpeer_atomic_target_caps", rp_atomic_caps_child);
 	ft_fork_case("rawpeer_rma_event_forged", rp_rma_event_child);

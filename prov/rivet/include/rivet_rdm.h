@@ -557,6 +557,11 @@ void rivet_op_mrs_release(struct rivet_rdm_ep *ep,
 void rivet_tx_op_release(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
 void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		      int err, int prov_errno);
+/* fi_cancel of a send that is queued for its connection, or a rendezvous
+ * send that waits for the peer's FIN: FI_ECANCELED, its registrations
+ * released (the peer's reads of it fail; a later FIN finds nothing);
+ * -FI_ENOENT if context names no such send. */
+ssize_t rivet_rdm_cancel_tx(struct rivet_rdm_ep *ep, void *context);
 /* Takes a finished receive off its list and frees it once no rendezvous
  * read still lands in it. */
 void rivet_rx_retire(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx);

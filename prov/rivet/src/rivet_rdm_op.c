@@ -63,6 +63,43 @@ void rivet_tx_op_done(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		rivet_conn_op_done(conn);
 }
 
+/* The send of context on list (a connection's queued or wait_fin), or
+ * NULL.  RMA and atomics are not cancelled: they may have taken effect
+ * at the target. */
+static struct rivet_tx_op *rivet_tx_op_find(struct rivet_tx_op *list,
+					    void *context)
+{
+	struct rivet_tx_op *op;
+
+	DL_FOREACH(list, op)
+		if (op->context == context && !op->rma && !op->atomic)
+			return op;
+	return NULL;
+}
+
+ssize_t rivet_rdm_cancel_tx(struct rivet_rdm_ep *ep, void *context)
+{
+	struct rivet_conn *conn;
+	struct rivet_tx_op *op;
+	size_t i;
+
+	for (i = 0; context && i < ep->nconns; i++) {
+		conn = ep->conns[i];
+		op = rivet_tx_op_find(conn->queued, context);
+		if (op) {
+			DL_DELETE(conn->queued, op);
+		} else {
+			op = rivet_tx_op_find(conn->wait_fin, context);
+			if (!op)
+				continue;
+			DL_DELETE(conn->wait_fin, op);
+		}
+		rivet_tx_op_done(ep, op, FI_ECANCELED, 0);
+		return 0;
+	}
+	return -FI_ENOENT;
+}
+
 void rivet_rx_fill_comp(struct rivet_rx_op *rx, struct rivet_conn *conn,
 			const struct rivet_wire_hdr *hdr, size_t len,
 			struct rivet_cq_entry *e)

@@ -616,6 +616,8 @@ ssize_t rivet_rdm_cancel(struct rivet_rdm_ep *ep, void *context)
 
 	rivet_rdm_lock(ep);
 	ret = rivet_rdm_cancel_on(&side, context);
+	if (ret == -FI_ENOENT)
+		ret = rivet_rdm_cancel_tx(ep, context);
 	rivet_rdm_unlock(ep);
 	return ret;
 }
