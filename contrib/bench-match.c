@@ -3,7 +3,7 @@
  * The matching engine alone, for callgrind (contrib/bench.sh --exact): the
  * user-space instructions of one match with DEPTH entries queued, for
  * rivet_match.c ("hash") or the list walk it replaced ("list", the code of
- * rivet_rdm_match.c until it went, on the same entries).
+ * rivet_match.c until it went, on the same entries).
  *
  * posted: DEPTH - 1 receives that nothing matches are posted (any source,
  *   tags of their own, as an MPI code's pre-posted receives), then each
@@ -36,7 +36,7 @@
 #define BM_TAG_DATA 0x100000000ULL
 #define BM_SRC 1
 
-/* ---- the list engine, as rivet_rdm_match.c had it ---- */
+/* ---- the list engine, as rivet_match.c had it ---- */
 
 struct bm_rx {
 	struct bm_rx *next, *prev;

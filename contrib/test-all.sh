@@ -67,6 +67,8 @@ leg_host() {
 	"$top/contrib/build.sh" --werror
 	echo "== layering and file sizes (contrib/layers.sh)"
 	"$top/contrib/layers.sh"
+	echo "== every test program built is run (contrib/check-tests.sh)"
+	"$top/contrib/check-tests.sh"
 	echo "== host unit tests (make check)"
 	make -s check || { cat prov/rivet/test/*.log 2>/dev/null; exit 1; }
 	cat prov/rivet/test/test_unit.log 2>/dev/null | tail -3 || true

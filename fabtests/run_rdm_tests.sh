@@ -53,7 +53,7 @@ checks.
              address; the servers here, on ADDR
   -x STEP    skip a step: rdm rdm_auto rdm_domain rdm_tagdir rdm_rma deep wrapi tclass
              atomic native offset
-             multi harden pollset mrcache rawpeer shared_av shared_ctx sep
+             multi harden pollset mrcache rawpeer av shared_av shared_ctx sep
              trigger mesh kill mpi osc pingpong pingpong_msg
              (repeatable)
 
@@ -409,6 +409,15 @@ step_shared_av() {
 	[ "$prov" = rivet ] && step_single fi_rivet_rdm_shared_av
 }
 
+# address vectors: per-entry insert errors, insertsvc, insertsym, lookup,
+# straddr, remove, FI_EVENT on an EQ, close while bound; on an RDM domain
+# and on a MSG one (rivet only: its error cases check rivet's answers)
+step_av() {
+	[ "$prov" = rivet ] || return 0
+	step_single fi_rivet_av
+	FT_AV_DOMAIN_EP=msg step_single fi_rivet_av -e msg
+}
+
 # shared receive and transmit contexts (rivet only: fi_shared_ctx upstream)
 step_shared_ctx() {
 	[ "$prov" = rivet ] && step_single fi_rivet_shared_ctx
@@ -664,7 +673,7 @@ fi_info -p "$prov" -t FI_EP_RDM >"$logdir/fi_info.log" 2>&1 ||
 	echo "# warning: fi_info -p $prov -t FI_EP_RDM found nothing"
 
 for s in rdm rdm_auto rdm_domain rdm_tagdir rdm_rma deep wrapi tclass atomic native offset multi harden \
-	pollset mrcache rawpeer shared_av shared_ctx sep trigger mesh kill mpi \
+	pollset mrcache rawpeer av shared_av shared_ctx sep trigger mesh kill mpi \
 	osc pingpong \
 	pingpong_msg; do
 	skipped "$s" || "step_$s"

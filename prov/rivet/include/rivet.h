@@ -144,7 +144,7 @@ bool rivet_confirm_default(size_t param, uint32_t vendor_id,
 size_t rivet_rdma_seg_default(size_t param, uint32_t vendor_id, size_t mtu);
 /* How long a domain's polls may find nothing before each empty one
  * yields the CPU (0: never), from FI_RIVET_POLL_YIELD and the device's
- * vendor id.  Pure (rivet_poll.c), unit tested. */
+ * vendor id.  Pure (rivet_poll_yield.c), unit tested. */
 uint64_t rivet_poll_yield_ns(size_t param_usec, uint32_t vendor_id);
 extern struct rivet_params g_rivet_params;
 void rivet_params_initialize(void);
@@ -326,10 +326,66 @@ int rivet_no_set_user_id(struct fid_av *av, fi_addr_t fi_addr,
 #endif
 extern struct fi_ops_tagged g_rivet_no_tagged_ops;
 extern struct fi_ops_cm g_rivet_no_cm_ops;
-/* Sends that fail (-FI_ENOSYS), for shared receive contexts: copies get
- * their receive slots filled in. */
-extern const struct fi_ops_msg g_rivet_no_send_ops;
-extern const struct fi_ops_msg g_rivet_no_recv_ops;
+/* The halves of the message and tagged ops tables that fail
+ * (-FI_ENOSYS), for tables that offer the other half only (shared receive
+ * contexts receive, a scalable endpoint's transmit contexts send):
+ * designated initializers, so those tables are complete at compile time. */
+ssize_t rivet_no_send(struct fid_ep *ep, const void *buf, size_t len,
+		      void *desc, fi_addr_t dest, void *context);
+ssize_t rivet_no_sendv(struct fid_ep *ep, const struct iovec *iov,
+		       void **desc, size_t count, fi_addr_t dest,
+		       void *context);
+ssize_t rivet_no_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
+			 uint64_t flags);
+ssize_t rivet_no_inject(struct fid_ep *ep, const void *buf, size_t len,
+			fi_addr_t dest);
+ssize_t rivet_no_senddata(struct fid_ep *ep, const void *buf, size_t len,
+			  void *desc, uint64_t data, fi_addr_t dest,
+			  void *context);
+ssize_t rivet_no_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+			    uint64_t data, fi_addr_t dest);
+ssize_t rivet_no_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+		      fi_addr_t src, void *context);
+ssize_t rivet_no_recvv(struct fid_ep *ep, const struct iovec *iov,
+		       void **desc, size_t count, fi_addr_t src,
+		       void *context);
+ssize_t rivet_no_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
+			 uint64_t flags);
+ssize_t rivet_no_trecv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+		       fi_addr_t src, uint64_t tag, uint64_t ignore,
+		       void *context);
+ssize_t rivet_no_trecvv(struct fid_ep *ep, const struct iovec *iov,
+			void **desc, size_t count, fi_addr_t src,
+			uint64_t tag, uint64_t ignore, void *context);
+ssize_t rivet_no_tmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+		      uint64_t flags);
+ssize_t rivet_no_tsend(struct fid_ep *ep, const void *buf, size_t len,
+		       void *desc, fi_addr_t dest, uint64_t tag,
+		       void *context);
+ssize_t rivet_no_tsendv(struct fid_ep *ep, const struct iovec *iov,
+			void **desc, size_t count, fi_addr_t dest,
+			uint64_t tag, void *context);
+ssize_t rivet_no_tinject(struct fid_ep *ep, const void *buf, size_t len,
+			 fi_addr_t dest, uint64_t tag);
+ssize_t rivet_no_tsenddata(struct fid_ep *ep, const void *buf, size_t len,
+			   void *desc, uint64_t data, fi_addr_t dest,
+			   uint64_t tag, void *context);
+ssize_t rivet_no_tinjectdata(struct fid_ep *ep, const void *buf, size_t len,
+			     uint64_t data, fi_addr_t dest, uint64_t tag);
+#define RIVET_NO_MSG_SENDS \
+	.send = rivet_no_send, .sendv = rivet_no_sendv, \
+	.sendmsg = rivet_no_sendmsg, .inject = rivet_no_inject, \
+	.senddata = rivet_no_senddata, .injectdata = rivet_no_injectdata
+#define RIVET_NO_MSG_RECVS \
+	.recv = rivet_no_recv, .recvv = rivet_no_recvv, \
+	.recvmsg = rivet_no_recvmsg
+#define RIVET_NO_TAGGED_SENDS \
+	.send = rivet_no_tsend, .sendv = rivet_no_tsendv, \
+	.sendmsg = rivet_no_tmsg, .inject = rivet_no_tinject, \
+	.senddata = rivet_no_tsenddata, .injectdata = rivet_no_tinjectdata
+#define RIVET_NO_TAGGED_RECVS \
+	.recv = rivet_no_trecv, .recvv = rivet_no_trecvv, \
+	.recvmsg = rivet_no_tmsg
 extern struct fi_ops_collective g_rivet_no_collective_ops;
 extern struct fi_ops_rma g_rivet_no_rma_ops;
 extern struct fi_ops_atomic g_rivet_no_atomic_ops;
@@ -760,7 +816,7 @@ struct rivet_wr_ctx {
 	struct rivet_src_resolver *source;
 	uint8_t *grh;		/* DGRAM receive: its GRH slot */
 	/* a shared receive context's receive: the endpoint that took it is
-	 * known at its completion (rivet_srx_wc); no ring, no CQ credit */
+	 * known at its completion (srx->wc_ops); no ring, no CQ credit */
 	struct rivet_srx *srx;
 };
 
@@ -781,6 +837,18 @@ struct rivet_src_resolver {
 struct rivet_wc_hook {
 	void (*wc)(struct rivet_wc_hook *hook, struct rivet_cq *cq,
 		   const struct rivet_wr_ctx *ctx, const struct ibv_wc *wc);
+};
+
+/*
+ * How the CQ hands a receive of a shared receive context back to the
+ * context (msg/rivet_msg_srx.c registers them; the CQ never calls up): route
+ * names the endpoint whose QP took it, in out (false: nothing to report);
+ * done, after the report, gives the context's slot back.  Under cq->lock.
+ */
+struct rivet_srx_wc_ops {
+	bool (*route)(const struct rivet_wr_ctx *ctx, const struct ibv_wc *wc,
+		      struct rivet_wr_ctx *out);
+	void (*done)(const struct rivet_wr_ctx *ctx);
 };
 
 /*
@@ -1050,7 +1118,7 @@ int rivet_eq_trywait(struct rivet_eq *eq);
  * passive endpoints). */
 void rivet_eq_set_cm_handler(struct rivet_eq *eq,
 			     rivet_eq_cm_handler_fn handler);
-/* CM event dispatch of MSG and passive endpoints (rivet_cm.c): a
+/* CM event dispatch of MSG and passive endpoints (rivet_msg_cm.c): a
  * rivet_eq_cm_handler_fn. */
 void rivet_cm_handle_event(struct rivet_eq *eq, struct rdma_cm_event *ev);
 
@@ -1059,7 +1127,7 @@ static inline struct rivet_eq *to_req(struct fid_eq *eq)
 	return container_of(eq, struct rivet_eq, eq_fid);
 }
 
-/* ---- connection requests, passive endpoints (rivet_pep.c) ---- */
+/* ---- connection requests, passive endpoints (rivet_msg_pep.c) ---- */
 /* rdma_cm ids carry a struct fid * in their context: ep, pep or connreq */
 struct rivet_connreq {
 	struct fid handle;
@@ -1086,7 +1154,7 @@ int rivet_pep_open(struct fid_fabric *fabric, struct fi_info *info,
  * info->handle (fi_endpoint(3)); the pep keeps nothing. */
 int rivet_pep_surrender(struct fid *handle, union rivet_sockaddr *addr_p);
 
-/* ---- MSG endpoints (rivet_msg_ep.c, rivet_msg.c, rivet_rma.c, rivet_cm.c) */
+/* ---- MSG endpoints (rivet_msg_ep.c, rivet_msg.c, rivet_msg_rma.c, rivet_msg_cm.c) */
 enum rivet_ep_state {
 	RIVET_EP_IDLE,
 	RIVET_EP_ENABLED,
@@ -1198,7 +1266,9 @@ static inline bool rivet_mrecv_takes(const struct rivet_ep *ep,
 						  memory_order_acquire));
 }
 
-/* ---- shared contexts (rivet_srx.c) ---- */
+/* ---- shared contexts: transmit contexts and what every receive context
+ * answers alike (ep/rivet_ep_ctx.c), MSG and DGRAM receive contexts
+ * (msg/rivet_msg_srx.c) ---- */
 struct rivet_stx {
 	struct fid_stx stx_fid;
 	struct rivet_domain *domain;
@@ -1242,6 +1312,7 @@ struct rivet_srx_arrival {
 
 struct rivet_srx {
 	struct fid_ep ep_fid;
+	const struct rivet_srx_wc_ops *wc_ops;	/* for the CQ */
 	struct rivet_domain *domain;
 	enum fi_ep_type type;		/* FI_EP_MSG or FI_EP_DGRAM */
 	pthread_mutex_t lock;
@@ -1261,7 +1332,7 @@ struct rivet_srx {
 	size_t extra_stride, mtu;
 	/* DGRAM: every slot is the context's own (a GRH and an MTU), posted
 	 * from the start; a datagram is copied into the oldest application
-	 * receive, or waits in its slot for the next one (rivet_srx_dgram.c) */
+	 * receive, or waits in its slot for the next one (rivet_dgram_srx.c) */
 	struct rivet_srx_recv *recvs;	/* a FIFO of size */
 	size_t recvs_head, nrecvs;
 	struct rivet_srx_arrival *arrived;	/* a FIFO of size */
@@ -1270,10 +1341,13 @@ struct rivet_srx {
 	atomic_int refcnt;		/* endpoints bound */
 };
 
-/* fi_srx_context of any domain (RDM: rivet_rdm_srx.c) */
+/* fi_srx_context of any domain (ep/rivet_ep.c): RDM's are
+ * rivet_rdm_srx.c's, MSG and DGRAM ones rivet_srx_open's */
 int rivet_srx_ctx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
 		       struct fid_ep **rx_ep, void *context);
-void rivet_srx_ops_init(void);
+int rivet_srx_open(struct rivet_domain *dom, enum fi_ep_type type,
+		   struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+		   void *context);
 /* What every kind of receive context answers alike. */
 int rivet_srx_control_flags(uint64_t *rx_op_flags, int command, void *arg);
 int rivet_srx_getopt(fid_t fid, int level, int optname, void *optval,
@@ -1290,11 +1364,7 @@ void rivet_srx_release(struct rivet_ep *ep);
 ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
 			    void **desc, size_t count, void *context,
 			    uint64_t flags);
-bool rivet_srx_wc(const struct rivet_wr_ctx *ctx, const struct ibv_wc *wc,
-		  struct rivet_wr_ctx *out);
-/* After the CQ reported a receive of a DGRAM context: its slot again. */
-void rivet_srx_wc_done(const struct rivet_wr_ctx *ctx);
-/* rivet_srx_dgram.c: DGRAM contexts' own slots */
+/* rivet_dgram_srx.c: DGRAM contexts' own slots */
 int rivet_srx_dgram_construct(struct rivet_srx *srx);
 void rivet_srx_dgram_destruct(struct rivet_srx *srx);
 ssize_t rivet_srx_dgram_recv(struct rivet_srx *srx, const struct iovec *iov,
@@ -1446,7 +1516,7 @@ bool rivet_ud_addr_is_service(const struct sockaddr *sa);
 /* The IP and port of a DGRAM address as rdma_cm takes them: an
  * IPv4-mapped address as AF_INET; -FI_EINVAL for other families. */
 int rivet_ud_addr_to_ip(const struct sockaddr *sa, union rivet_sockaddr *out);
-/* SIDR (rivet_ud_resolve.c): the name of the DGRAM endpoint listening at
+/* SIDR (rivet_av_sidr.c): the name of the DGRAM endpoint listening at
  * a service address, within timeout_ms: 0, -FI_EADDRNOTAVAIL (nobody
  * listens there), -FI_ETIMEDOUT, -FI_EHOSTUNREACH. */
 #define RIVET_UD_RESOLVE_MS 5000
@@ -1462,7 +1532,7 @@ int rivet_ud_recv_len(uint32_t byte_len, size_t hdr_len, size_t posted,
 void rivet_ep_push_event(struct rivet_ep *ep, uint32_t event, int err,
 			 int prov_errno, const void *data, size_t len);
 
-/* ---- private data framing (rivet_cm_data.c, unit tested) ----
+/* ---- private data framing (rivet_msg_cm_data.c, unit tested) ----
  * {u8 version, u8 len} + len bytes: rdma_cm hands the receiver the whole
  * padded private-data field, so the length travels.  Both return
  * -FI_EINVAL for bad arguments or malformed data (1.17 has no FI_EPROTO). */
@@ -1471,7 +1541,7 @@ int rivet_cm_data_pack(const void *param, size_t len, uint8_t *out,
 int rivet_cm_data_unpack(const void *in, size_t in_len, const void **data_p,
 			 size_t *len_p);
 
-/* ---- prov_errno of EQ error entries (rivet_cm_err.c, unit tested) ----
+/* ---- prov_errno of EQ error entries (rivet_eq_err.c, unit tested) ----
  * 0: none; 1..0xffff: the errno of a failed librdmacm call; above: an
  * rdma_cm event and its status, (event + 1) << 16 | (u16)status.
  * rivet_cm_err_str writes its text into buf and returns buf. */

@@ -15,6 +15,9 @@
 
 #include "rivet_iov.h"
 
+/* Operand bytes an atomic may carry (compare values included). */
+#define RIVET_ATOMIC_MAX_BYTES 4096
+
 enum rivet_atomic_kind {
 	RIVET_ATOMIC_WRITE,	/* fi_atomic */
 	RIVET_ATOMIC_FETCH,	/* fi_fetch_atomic */

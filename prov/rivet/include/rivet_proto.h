@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rivet_atomic.h"
+
 #define RIVET_WIRE_VERSION 1
 #define RIVET_CONN_MAGIC 0x72766574u	/* "rvet" */
 #define RIVET_RNDV_MAX_SEGS 4
@@ -110,9 +112,8 @@ _Static_assert(sizeof(struct rivet_wire_rma_event) == 24, "event size");
  * its own on the connection */
 #define RIVET_CONN_F_TX_ONLY 0x2
 
-/* Operand bytes an atomic may carry (compare values included): every
- * message slot holds a header, a rivet_wire_atomic and this much. */
-#define RIVET_ATOMIC_MAX_BYTES 4096
+/* Every message slot holds a header, a rivet_wire_atomic and
+ * RIVET_ATOMIC_MAX_BYTES of operands (rivet_atomic.h). */
 
 /* rdma_cm private data of a connection request and of its accept */
 struct rivet_wire_connreq {
@@ -160,7 +161,7 @@ static inline uint32_t rivet_wire_send_id_gen(uint64_t send_id)
 	return (uint32_t)(send_id >> 32);
 }
 
-/* rivet_proto.c: what a receiver checks (pure) */
+/* rivet_rdm_proto.c: what a receiver checks (pure) */
 /* 0 when len bytes hold a whole message of a known op and version. */
 int rivet_wire_check(const void *msg, size_t len);
 /* 0 when an RTS's segments (at most RIVET_RNDV_MAX_SEGS, none empty or

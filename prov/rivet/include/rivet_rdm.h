@@ -20,7 +20,7 @@
 struct rivet_rdm_ep;
 struct rivet_rdm_srx;
 
-/* ---- RDM endpoints (rivet_rdm_ep.c, rivet_conn.c, rivet_proto_*.c) ---- */
+/* ---- RDM endpoints (rivet_rdm_ep.c, rivet_rdm_conn.c, rivet_proto_*.c) ---- */
 #define RIVET_RDM_IOV_LIMIT 4
 #define RIVET_RDM_INJECT_SIZE 256
 #define RIVET_RDM_INJ_PIECE 16	/* ibv_post_send: one piece up to this */
@@ -78,6 +78,23 @@ enum rivet_conn_state {
 	RIVET_CONN_UP,
 	RIVET_CONN_CLOSED,
 };
+
+/* What an rdma_cm event does to a connection (rivet_conn_step_of). */
+enum rivet_conn_step {
+	RIVET_CONN_STEP_NONE,		/* nothing */
+	RIVET_CONN_STEP_IGNORE,		/* a late handshake step: logged */
+	RIVET_CONN_STEP_REFUSE,		/* a late ESTABLISHED: disconnect */
+	RIVET_CONN_STEP_RESOLVE_ROUTE,	/* address resolved: the route */
+	RIVET_CONN_STEP_CONNECT,	/* route resolved: rdma_connect */
+	RIVET_CONN_STEP_UP,		/* established */
+	RIVET_CONN_STEP_RESET,		/* the peer disconnected: disconnect
+					 * and fail with *err */
+	RIVET_CONN_STEP_FAIL,		/* fail with *err */
+};
+
+/* A connection's qp_num once its QP is released: no QP has it (QP
+ * numbers are 24 bits). */
+#define RIVET_CONN_QPN_NONE UINT32_MAX
 
 struct rivet_tx_op;
 struct rivet_ctrl;
@@ -458,7 +475,7 @@ static inline struct rivet_conn *rivet_conn_ready(struct rivet_rdm_ep *ep,
 	return ep->enabled ? rivet_conn_ready_on(ep, addr) : NULL;
 }
 
-/* rivet_conn.c */
+/* rivet_rdm_conn.c */
 /* The AV entry and receive context (fi_rx_addr) an address names. */
 static inline fi_addr_t rivet_conn_base(const struct rivet_rdm_ep *ep,
 					fi_addr_t addr, uint16_t *rx_idx)
@@ -518,6 +535,11 @@ static inline fi_addr_t rivet_conn_src(struct rivet_conn *conn)
  * unexpected messages take the address. */
 void rivet_rdm_rxq_resrc(struct rivet_conn *conn);
 /* The connection whose QP is qp_num, or NULL. */
+/* rivet_rdm_conn_state.c (pure): the step an rdma_cm event makes a
+ * connection in state take (err: the FI_E* it fails with, positive), and
+ * the connection that owns a QP number (the newest; NULL for none). */
+enum rivet_conn_step rivet_conn_step_of(enum rivet_conn_state state,
+					enum rdma_cm_event_type ev, int *err);
 struct rivet_conn *rivet_conn_of_qp(struct rivet_rdm_ep *ep, uint32_t qp_num);
 
 /* rivet_rdm_progress.c */
@@ -531,7 +553,7 @@ int rivet_rdm_srq_post(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf);
 void rivet_rdm_srq_give(struct rivet_rdm_ep *ep, struct rivet_rdm_buf *buf);
 
 
-/* rivet_proto_eager.c */
+/* rivet_rdm_eager.c */
 int rivet_eager_send(struct rivet_rdm_ep *ep, struct rivet_tx_op *op);
 /* A message (eager: payload; rendezvous: rts) meets the posted receives:
  * delivered, started, or kept as unexpected. */
@@ -574,7 +596,7 @@ void rivet_rx_fill_comp(struct rivet_rx_op *rx, struct rivet_conn *conn,
 			struct rivet_cq_entry *e);
 void rivet_rx_op_free(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx);
 
-/* rivet_rndv_plan.c: the rendezvous's pure decisions (unit tested) */
+/* rivet_rdm_rndv_plan.c: the rendezvous's pure decisions (unit tested) */
 /* What an RTS of len bytes finds at a receive of cap bytes: 0, FI_EIO
  * (bad segments: *prov_errno_p says why) or FI_ETRUNC (*olen_p did not
  * fit; the bytes that fit are still read). */
@@ -607,7 +629,7 @@ enum rivet_fin_verdict rivet_rndv_fin_verdict(const struct rivet_tx_op *ops,
 					      uint64_t send_id,
 					      struct rivet_tx_op **op_p);
 
-/* rivet_proto_rndv.c */
+/* rivet_rdm_rndv.c */
 int rivet_rndv_prepare(struct rivet_rdm_ep *ep, struct rivet_tx_op *op,
 		       const struct iovec *iov, void **desc, size_t count);
 void rivet_rndv_start(struct rivet_rdm_ep *ep, struct rivet_rx_op *rx,
@@ -651,7 +673,7 @@ void rivet_atomic_handle_req(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 			     const struct rivet_wire_hdr *hdr, size_t len);
 void rivet_atomic_handle_resp(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 			      const struct rivet_wire_hdr *hdr, size_t len);
-/* rivet_proto_rndv.c: a control message (header first; its conn_idx is
+/* rivet_rdm_rndv.c: a control message (header first; its conn_idx is
  * filled in) sent now, or after the connection's deferred work */
 int rivet_ctrl_send(struct rivet_conn *conn, const void *msg, size_t len);
 /* Posts a prepared RMA operation on its (connected) connection. */
@@ -723,8 +745,6 @@ extern struct fi_ops_msg g_rivet_rdm_txc_msg_ops;
 extern struct fi_ops_tagged g_rivet_rdm_txc_tagged_ops;
 /* The scalable endpoint's own: no data operations. */
 extern struct fi_ops_msg g_rivet_rdm_sep_msg_ops;
-/* Fills them in (provider init). */
-void rivet_rdm_srx_ops_init(void);
 
 /* rivet_rdm_recv.c: receives, peek/claim/discard and cancel, on an
  * endpoint's receive side or a shared receive context's */

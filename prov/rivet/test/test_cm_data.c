@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of rivet_cm_data.c: the {version, len} framing of connection
+ * Unit tests of rivet_msg_cm_data.c: the {version, len} framing of connection
  * data inside rdma_cm's padded private-data field.
  */
 #include <criterion/criterion.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of rivet_cm_err.c: the prov_errno of EQ error entries (an
+ * Unit tests of rivet_eq_err.c: the prov_errno of EQ error entries (an
  * rdma_cm event and its status, or an errno) and fi_eq_strerror's text.
  */
 #include <criterion/criterion.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of cooperative polling (rivet_poll.c, rivet_domain_polled):
+ * Unit tests of cooperative polling (rivet_poll_yield.c, rivet_domain_polled):
  * who yields by default, FI_RIVET_POLL_YIELD's overrides, that a poll
  * that finds work restarts the idle clock and that idling yields once a
  * period.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* What a receiver checks of a peer's message (rivet_proto.c). */
+/* What a receiver checks of a peer's message (rivet_rdm_proto.c). */
 #include <string.h>
 
 #include <criterion/criterion.h>

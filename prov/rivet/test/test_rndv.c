@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rendezvous's pure decisions (rivet_rndv_plan.c), driven without
+ * The rendezvous's pure decisions (rivet_rdm_rndv_plan.c), driven without
  * verbs: an RTS meeting its receive, the reads that move the message, the
  * end at the receiver and its FIN, and a FIN at the sender.
  */

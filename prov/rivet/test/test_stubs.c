@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The provider globals that rivet's pure sources reference, so the unit
- * tests link without the plugin (rivet_init.c, rivet_params.c).
+ * tests link without the plugin (rivet_init.c, rivet_params.c, rivet_verbs.c).
  */
 #include "rivet.h"
 
@@ -22,7 +22,7 @@ struct rivet_params g_rivet_params = {
 	.poll_yield_usec = RIVET_POLL_YIELD_AUTO,
 };
 
-/* SIDR needs a device (rivet_ud_resolve.c): the AV's unit tests make no
+/* SIDR needs a device (rivet_av_sidr.c): the AV's unit tests make no
  * DGRAM domain, and an address that needed it would find nobody. */
 int rivet_ud_resolve(const struct sockaddr *svc, int timeout_ms,
 		     union rivet_sockaddr *name_p)

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "rivet_atomic.h"
-#include "rivet_proto.h"
+
 
 enum rivet_atomic_class { RIVET_AC_NONE, RIVET_AC_INT, RIVET_AC_REAL,
 			  RIVET_AC_CPLX };

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fi_endpoint, fi_endpoint2: the domain's ops table names these, and they
- * open an endpoint of the info's type, so the domain knows none.
+ * fi_endpoint, fi_endpoint2, fi_scalable_ep, fi_srx_context: the domain's
+ * ops table names these, and they open an endpoint (or receive context)
+ * of the info's type, so the domain knows none.  Nothing of rivet's calls
+ * this file (contrib/layers.sh): it is the endpoints' entry.
  */
 #include "rivet.h"
 #include "rivet_rdm.h"
@@ -36,4 +38,21 @@ int rivet_ep_open2(struct fid_domain *domain, struct fi_info *info,
 	if (flags)
 		return -FI_EBADFLAGS;
 	return rivet_ep_open(domain, info, ep_p, context);
+}
+
+/* fi_srx_context: the kind of the domain's endpoints decides. */
+int rivet_srx_ctx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
+		       struct fid_ep **rx_ep, void *context)
+{
+	struct rivet_domain *dom = to_rdomain(domain);
+	const struct fi_ep_attr *ea = dom->info->ep_attr;
+	enum fi_ep_type type = ea ? ea->type : FI_EP_MSG;
+
+	if (!rx_ep)
+		return -FI_EINVAL;
+	if (type == FI_EP_RDM)
+		return rivet_rdm_srx_open(dom, attr, rx_ep, context);
+	if (type != FI_EP_MSG && type != FI_EP_DGRAM)
+		return -FI_EOPNOTSUPP;
+	return rivet_srx_open(dom, type, attr, rx_ep, context);
 }

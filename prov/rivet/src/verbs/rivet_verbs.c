@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Provider entry point (fi_prov_ini), the provider descriptor, cleanup, and
- * and the errno conversion used by every object (the -FI_ENOSYS stubs are
- * in rivet_nosys.c).
+ * The verbs seam: what every object needs around libibverbs and
+ * librdmacm calls, in one place: their errno converted to a negative FI_E*
+ * code (rivet_errno_to_fi), and the QP and rdma_cm id options rivet sets
+ * on every connection (RNR timer, type of service, ACK timeout).  It calls
+ * nothing of rivet's above it (contrib/layers.sh).
  */
 #include "rivet.h"
 
@@ -84,26 +86,4 @@ void rivet_id_set_ack_timeout(struct rdma_cm_id *id)
 			    &val, sizeof(val)))
 		RIVET_INFO(EP_CTRL, "rdma_set_option(ACK_TIMEOUT %u): %s\n",
 			   val, strerror(errno));
-}
-
-static void rivet_prov_cleanup(void)
-{
-	rivet_mr_monitor_finalize();
-	rivet_devs_finalize();
-}
-
-struct fi_provider g_rivet_prov = {
-	.name = RIVET_PROV_NAME,
-	.version = RIVET_PROV_VERSION,
-	.fi_version = RIVET_API_VERSION,
-	.getinfo = rivet_getinfo,
-	.fabric = rivet_fabric_open,
-	.cleanup = rivet_prov_cleanup,
-};
-
-__attribute__((visibility("default"))) struct fi_provider *fi_prov_ini(void)
-{
-	rivet_params_initialize();
-	rivet_srx_ops_init();
-	return &g_rivet_prov;
 }

@@ -5,7 +5,7 @@
  * move the message, how the rendezvous ends for the receiver and what its
  * FIN says, and what a FIN means to the sender's operation; and the
  * pieces of an RMA read or write cut short (FI_RIVET_RDMA_SEG).
- * rivet_proto_rndv.c and rivet_rdm_rma_wr.c do the posting.
+ * rivet_rdm_rndv.c and rivet_rdm_rma_wr.c do the posting.
  */
 #include "rivet_rdm.h"
 

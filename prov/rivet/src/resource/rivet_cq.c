@@ -174,7 +174,7 @@ static void rivet_cq_wc_process(struct rivet_cq *cq, const struct ibv_wc *wc)
 	struct rivet_wr_ctx shared;
 
 	if (ctx->srx) {		/* the endpoint that took it reports it */
-		if (!rivet_srx_wc(ctx, wc, &shared))
+		if (!ctx->srx->wc_ops->route(ctx, wc, &shared))
 			return;
 		ctx = &shared;
 	}
@@ -186,7 +186,7 @@ static void rivet_cq_wc_process(struct rivet_cq *cq, const struct ibv_wc *wc)
 	}
 	rivet_cq_report_locked(cq, wc, ctx);
 	if (ctx->srx) {		/* the context's slot, not a ring's */
-		rivet_srx_wc_done(ctx);
+		ctx->srx->wc_ops->done(ctx);
 		return;
 	}
 	/* the slot belongs to the poster again from here on */

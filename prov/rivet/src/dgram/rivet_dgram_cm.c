@@ -5,7 +5,7 @@
  * with FI_SOURCE): an rdma_cm id in RDMA_PS_UDP bound to that IP and
  * port, whose connection requests a thread of its own answers with the
  * endpoint's QPN, so that a peer's AV can resolve the service address
- * (rivet_ud_resolve.c) whatever this process is doing.
+ * (rivet_av_sidr.c) whatever this process is doing.
  */
 #include <poll.h>
 #include <stdlib.h>

@@ -536,7 +536,7 @@ static int rivet_match_ep_attr(struct rivet_match *m)
 		return 0;
 	if (he->mem_tag_format && !m->type->mem_tag_format)
 		return rivet_match_fail(-FI_ENODATA, "mem_tag_format");
-	/* one context each way, a shared one (rivet_srx.c), or on RDM
+	/* one context each way, a shared one (rivet_msg_srx.c), or on RDM
 	 * the contexts of a scalable endpoint (rivet_rdm_sep.c) */
 	max = m->type->type == FI_EP_RDM ? RIVET_SEP_MAX_CTX : 1;
 	if ((he->tx_ctx_cnt > max && he->tx_ctx_cnt != FI_SHARED_CONTEXT) ||

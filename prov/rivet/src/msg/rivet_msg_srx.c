@@ -1,25 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared contexts (fi_endpoint(3) SHARED CONTEXTS).
- *
- * Receive (fi_srx_context): on MSG and DGRAM endpoints a verbs shared
- * receive queue.  The endpoints' QPs are created on it, a receive posted
+ * Shared receive contexts of MSG and DGRAM endpoints (fi_endpoint(3)
+ * SHARED CONTEXTS; what every context shares is in ep/rivet_ep_ctx.c):
+ * a verbs shared receive queue.  The endpoints' QPs are created on it, a receive posted
  * to an MSG context is one ibv_post_srq_recv, and its work completion comes
  * on the receive CQ of the endpoint whose QP took it: rivet_srx_wc finds
- * that endpoint by the QP number and reports through its CQ and counters.
+ * that endpoint by the QP number and reports through its CQ and counters (the CQ reaches it through the
+ * context's wc_ops).
  * A DGRAM context's SRQ holds slots of its own instead, and datagrams are
- * copied into the application's receives (rivet_srx_dgram.c): one that
+ * copied into the application's receives (rivet_dgram_srx.c): one that
  * comes before any receive is kept, not dropped.
  * The SRQ's entries are paid for once per CQ: a CQ that the first of the
  * context's endpoints brings grows by the context's size (ibv_resize_cq).
  * On RDM endpoints the context shares software matching instead
  * (rivet_rdm_srx.c).  The kind follows the domain's endpoint type.
- *
- * Transmit (fi_stx_context): verbs has no send queue that QPs share (RC
- * needs one per connection; an RDM endpoint already shares its staging
- * and control resources over all its connections).  An endpoint bound to
- * a transmit context keeps its own send queue, sized by the context's
- * tx_attr; the context holds the attributes and its endpoints.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,80 +21,6 @@
 #include "rivet.h"
 #include "rivet_dgram.h"
 #include "rivet_iov.h"
-#include "rivet_rdm.h"
-
-/* ---- transmit contexts ---- */
-
-static int rivet_stx_close(struct fid *fid)
-{
-	struct rivet_stx *stx = container_of(fid, struct rivet_stx,
-					     stx_fid.fid);
-
-	if (atomic_load(&stx->refcnt))
-		return -FI_EBUSY;
-	atomic_fetch_sub(&stx->domain->refcnt, 1);
-	free(stx);
-	return 0;
-}
-
-static struct fi_ops g_rivet_stx_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = rivet_stx_close,
-	.bind = rivet_no_bind,
-	.control = rivet_no_control,
-	.ops_open = rivet_no_ops_open,
-	.tostr = rivet_no_tostr,
-	.ops_set = rivet_no_ops_set,
-};
-
-int rivet_stx_open(struct fid_domain *domain, struct fi_tx_attr *attr,
-		   struct fid_stx **stx_p, void *context)
-{
-	struct rivet_domain *dom = to_rdomain(domain);
-	const struct fi_tx_attr *ours = dom->info->tx_attr;
-	struct rivet_stx *stx;
-
-	if (!stx_p)
-		return -FI_EINVAL;
-	if (attr && ours && (attr->size > ours->size ||
-			     attr->iov_limit > ours->iov_limit ||
-			     attr->inject_size > ours->inject_size))
-		return -FI_EINVAL;
-	stx = calloc(1, sizeof(*stx));
-	if (!stx)
-		return -FI_ENOMEM;
-	stx->domain = dom;
-	if (attr)
-		stx->attr = *attr;
-	atomic_init(&stx->refcnt, 0);
-	stx->stx_fid.fid.fclass = FI_CLASS_STX_CTX;
-	stx->stx_fid.fid.context = context;
-	stx->stx_fid.fid.ops = &g_rivet_stx_fi_ops;
-	atomic_fetch_add(&dom->refcnt, 1);
-	*stx_p = &stx->stx_fid;
-	return 0;
-}
-
-int rivet_stx_bind(struct rivet_domain *dom, struct fid *bfid,
-		   struct rivet_stx **stx_p, size_t *tx_size_p)
-{
-	struct rivet_stx *stx = container_of(bfid, struct rivet_stx,
-					     stx_fid.fid);
-
-	if (*stx_p || stx->domain != dom)
-		return -FI_EINVAL;
-	*stx_p = stx;
-	if (stx->attr.size)
-		*tx_size_p = stx->attr.size;
-	atomic_fetch_add(&stx->refcnt, 1);
-	return 0;
-}
-
-void rivet_stx_release(struct rivet_stx *stx)
-{
-	if (stx)
-		atomic_fetch_sub(&stx->refcnt, 1);
-}
 
 /* ---- receive contexts over an SRQ (MSG, DGRAM) ---- */
 
@@ -131,29 +51,6 @@ static int rivet_srx_close(struct fid *fid)
 	atomic_fetch_sub(&srx->domain->refcnt, 1);
 	free(srx);
 	return 0;
-}
-
-/* FI_ENABLE, FI_GETOPSFLAG, FI_SETOPSFLAG of any receive context. */
-int rivet_srx_control_flags(uint64_t *rx_op_flags, int command, void *arg)
-{
-	uint64_t *flags = arg;
-
-	switch (command) {
-	case FI_ENABLE:
-		return 0;
-	case FI_GETOPSFLAG:
-		if (!flags || (*flags & FI_TRANSMIT))
-			return -FI_EINVAL;
-		*flags = *rx_op_flags;
-		return 0;
-	case FI_SETOPSFLAG:
-		if (!flags || (*flags & FI_TRANSMIT))
-			return -FI_EINVAL;
-		*rx_op_flags = *flags & ~FI_RECV;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
 }
 
 static int rivet_srx_control(struct fid *fid, int command, void *arg)
@@ -221,8 +118,9 @@ ssize_t rivet_srx_post_recv(struct rivet_srx *srx, const struct iovec *iov,
 /* Under the CQ's lock: which endpoint took the receive (its reporting
  * filled into *out); false when that endpoint has closed.  The slot is
  * the context's again either way. */
-bool rivet_srx_wc(const struct rivet_wr_ctx *ctx, const struct ibv_wc *wc,
-		  struct rivet_wr_ctx *out)
+/* The endpoint whose QP took a receive of the context (srx->wc_ops). */
+static bool rivet_srx_wc(const struct rivet_wr_ctx *ctx,
+			 const struct ibv_wc *wc, struct rivet_wr_ctx *out)
 {
 	struct rivet_srx *srx = ctx->srx;
 	struct rivet_ep *ep = NULL;
@@ -254,7 +152,8 @@ bool rivet_srx_wc(const struct rivet_wr_ctx *ctx, const struct ibv_wc *wc,
 	return true;
 }
 
-void rivet_srx_wc_done(const struct rivet_wr_ctx *ctx)
+/* After the CQ reported a receive of a DGRAM context: its slot again. */
+static void rivet_srx_wc_done(const struct rivet_wr_ctx *ctx)
 {
 	struct rivet_srx *srx = ctx->srx;
 
@@ -265,6 +164,11 @@ void rivet_srx_wc_done(const struct rivet_wr_ctx *ctx)
 					       srx->extra_stride));
 	pthread_mutex_unlock(&srx->lock);
 }
+
+static const struct rivet_srx_wc_ops g_rivet_srx_wc_ops = {
+	.route = rivet_srx_wc,
+	.done = rivet_srx_wc_done,
+};
 
 static ssize_t rivet_srx_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
 				 uint64_t flags)
@@ -293,23 +197,17 @@ static ssize_t rivet_srx_recv1(struct fid_ep *fid, void *buf, size_t len,
 	return rivet_srx_recvv(fid, &iov, &desc, 1, src, context);
 }
 
-static struct fi_ops_msg g_rivet_srx_msg_ops;
+static struct fi_ops_msg g_rivet_srx_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = rivet_srx_recv1,
+	.recvv = rivet_srx_recvv,
+	.recvmsg = rivet_srx_recvmsg,
+	RIVET_NO_MSG_SENDS,
+};
 
 static ssize_t rivet_srx_cancel(fid_t fid, void *context)
 {
 	return -FI_ENOSYS;	/* verbs cannot take back a posted WR */
-}
-
-int rivet_srx_getopt(fid_t fid, int level, int optname, void *optval,
-		     size_t *optlen)
-{
-	return -FI_ENOPROTOOPT;
-}
-
-int rivet_srx_setopt(fid_t fid, int level, int optname, const void *optval,
-		     size_t optlen)
-{
-	return -FI_ENOPROTOOPT;
 }
 
 static ssize_t rivet_srx_rx_size_left(struct fid_ep *fid)
@@ -322,11 +220,6 @@ static ssize_t rivet_srx_rx_size_left(struct fid_ep *fid)
 			srx->nfree);
 	pthread_mutex_unlock(&srx->lock);
 	return n;
-}
-
-ssize_t rivet_srx_tx_size_left(struct fid_ep *fid)
-{
-	return -FI_ENOSYS;
 }
 
 static struct fi_ops g_rivet_srx_fi_ops = {
@@ -349,15 +242,6 @@ static struct fi_ops_ep g_rivet_srx_ep_ops = {
 	.rx_size_left = rivet_srx_rx_size_left,
 	.tx_size_left = rivet_srx_tx_size_left,
 };
-
-void rivet_srx_ops_init(void)
-{
-	g_rivet_srx_msg_ops = g_rivet_no_send_ops;
-	g_rivet_srx_msg_ops.recv = rivet_srx_recv1;
-	g_rivet_srx_msg_ops.recvv = rivet_srx_recvv;
-	g_rivet_srx_msg_ops.recvmsg = rivet_srx_recvmsg;
-	rivet_rdm_srx_ops_init();
-}
 
 static int rivet_srx_construct(struct rivet_srx *srx, size_t size)
 {
@@ -384,9 +268,9 @@ static int rivet_srx_construct(struct rivet_srx *srx, size_t size)
 	return srx->type == FI_EP_DGRAM ? rivet_srx_dgram_construct(srx) : 0;
 }
 
-static int rivet_srx_open(struct rivet_domain *dom, enum fi_ep_type type,
-			  struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			  void *context)
+int rivet_srx_open(struct rivet_domain *dom, enum fi_ep_type type,
+		   struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+		   void *context)
 {
 	size_t max_sge = (size_t)dom->dev->attr.max_srq_sge;
 	struct rivet_srx *srx;
@@ -401,6 +285,7 @@ static int rivet_srx_open(struct rivet_domain *dom, enum fi_ep_type type,
 	if (!srx)
 		return -FI_ENOMEM;
 	srx->domain = dom;
+	srx->wc_ops = &g_rivet_srx_wc_ops;
 	srx->type = type;
 	srx->iov_limit = RIVET_MIN(attr && attr->iov_limit ? attr->iov_limit :
 				   4, max_sge);
@@ -433,23 +318,6 @@ static int rivet_srx_open(struct rivet_domain *dom, enum fi_ep_type type,
 	}
 	*rx_ep = &srx->ep_fid;
 	return 0;
-}
-
-/* fi_srx_context: the kind of the domain's endpoints decides. */
-int rivet_srx_ctx_open(struct fid_domain *domain, struct fi_rx_attr *attr,
-		       struct fid_ep **rx_ep, void *context)
-{
-	struct rivet_domain *dom = to_rdomain(domain);
-	const struct fi_ep_attr *ea = dom->info->ep_attr;
-	enum fi_ep_type type = ea ? ea->type : FI_EP_MSG;
-
-	if (!rx_ep)
-		return -FI_EINVAL;
-	if (type == FI_EP_RDM)
-		return rivet_rdm_srx_open(dom, attr, rx_ep, context);
-	if (type != FI_EP_MSG && type != FI_EP_DGRAM)
-		return -FI_EOPNOTSUPP;
-	return rivet_srx_open(dom, type, attr, rx_ep, context);
 }
 
 /* ---- the endpoints of a receive context ---- */

@@ -2,8 +2,8 @@
 /*
  * MSG endpoint lifecycle: open, bind (EQ, CQs, counters), enable (rdma_cm
  * id + RC QP + work-request rings + inject bounce buffers), options and
- * close.  Connection management is in rivet_cm.c, data ops in rivet_msg.c
- * and rivet_rma.c.
+ * close.  Connection management is in rivet_msg_cm.c, data ops in rivet_msg.c
+ * and rivet_msg_rma.c.
  */
 #include <stdlib.h>
 

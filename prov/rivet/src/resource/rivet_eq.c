@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Event queues: an rdma_cm event channel whose events rivet_cm.c turns into
+ * Event queues: an rdma_cm event channel whose events rivet_msg_cm.c turns into
  * EQ entries, user events from fi_eq_write, FIFOs of events and errors, and
  * the EQ's wait object (the channel fd plus an eventfd).
  */
@@ -256,7 +256,7 @@ static ssize_t rivet_eq_write(struct fid_eq *eq_fid, uint32_t event,
 }
 
 /* prov_errno is an rdma_cm event with its status, or an errno: see
- * rivet_cm_err.c. */
+ * rivet_eq_err.c. */
 static const char *rivet_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
 				     const void *err_data, char *buf,
 				     size_t len)

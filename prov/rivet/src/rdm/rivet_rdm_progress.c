@@ -583,8 +583,8 @@ void rivet_conn_drained(struct rivet_conn *conn)
 	conn->ep->nlinger++;
 }
 
-/* A drained QP whose linger is over goes (its number stays, for
- * receives still in the CQ). */
+/* A drained QP whose linger is over goes (its number stays during the
+ * linger, for receives still in the CQ). */
 static void rivet_conn_release(struct rivet_conn *conn, uint64_t now)
 {
 	if (!conn->qp || !conn->drained_ms ||
@@ -595,6 +595,9 @@ static void rivet_conn_release(struct rivet_conn *conn, uint64_t now)
 	rdma_destroy_qp(conn->id);
 	conn->qp = NULL;
 	conn->inj_qpx = NULL;
+	/* its receives were all polled during the linger; the device may
+	 * give the number to a new QP from now on */
+	conn->qp_num = RIVET_CONN_QPN_NONE;
 	conn->ep->nlinger--;
 }
 

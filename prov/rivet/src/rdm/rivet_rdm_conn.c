@@ -89,18 +89,6 @@ fi_addr_t rivet_conn_src_slow(struct rivet_conn *conn)
 	return conn->addr;
 }
 
-/* Connections are few per endpoint, and this is asked only off the fast
- * path (a write with data, a header that names another connection). */
-struct rivet_conn *rivet_conn_of_qp(struct rivet_rdm_ep *ep, uint32_t qp_num)
-{
-	size_t i;
-
-	for (i = 0; i < ep->nconns; i++)
-		if (ep->conns[i]->qp_num == qp_num)
-			return ep->conns[i];
-	return NULL;
-}
-
 static int rivet_conn_create_qp(struct rivet_conn *conn)
 {
 	struct rivet_rdm_ep *ep = conn->ep;
@@ -672,62 +660,43 @@ static void rivet_conn_connreq(struct rivet_rdm_ep *ep,
 	rivet_conn_accept(ep, id, &req);
 }
 
-static int rivet_conn_event_err(enum rdma_cm_event_type ev)
-{
-	switch (ev) {
-	case RDMA_CM_EVENT_REJECTED:
-		return FI_ECONNREFUSED;
-	case RDMA_CM_EVENT_UNREACHABLE:
-	case RDMA_CM_EVENT_ADDR_ERROR:
-	case RDMA_CM_EVENT_ROUTE_ERROR:
-		return FI_EHOSTUNREACH;
-	default:
-		return FI_ECONNABORTED;
-	}
-}
-
 static void rivet_conn_event(struct rivet_conn *conn,
 			     struct rdma_cm_event *cm)
 {
-	/* the handshake's steps move a connection on only while it is being
-	 * made: one that failed meanwhile (replaced, its address removed)
-	 * stays closed, its QP in the error state or already released; a
-	 * late ESTABLISHED is answered with a disconnect */
-	if ((cm->event == RDMA_CM_EVENT_ADDR_RESOLVED ||
-	     cm->event == RDMA_CM_EVENT_ROUTE_RESOLVED ||
-	     cm->event == RDMA_CM_EVENT_ESTABLISHED) &&
-	    conn->state != RIVET_CONN_CONNECTING) {
+	int err;
+
+	switch (rivet_conn_step_of(conn->state, cm->event, &err)) {
+	case RIVET_CONN_STEP_NONE:
+		break;
+	case RIVET_CONN_STEP_IGNORE:
+	case RIVET_CONN_STEP_REFUSE:
 		RIVET_INFO(EP_CTRL, "connection %u: %s ignored (the "
 			   "connection is %s)\n", conn->idx,
 			   rdma_event_str(cm->event),
 			   conn->state == RIVET_CONN_UP ? "up" : "closed");
 		if (cm->event == RDMA_CM_EVENT_ESTABLISHED)
 			rdma_disconnect(conn->id);
-		return;
-	}
-	switch (cm->event) {
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		break;
+	case RIVET_CONN_STEP_RESOLVE_ROUTE:
 		if (rdma_resolve_route(conn->id, RIVET_CONN_TIMEOUT_MS))
 			rivet_conn_fail(conn, FI_EHOSTUNREACH);
 		break;
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+	case RIVET_CONN_STEP_CONNECT:
 		rivet_conn_connect(conn);
 		break;
-	case RDMA_CM_EVENT_ESTABLISHED:
+	case RIVET_CONN_STEP_UP:
 		rivet_conn_up(conn, cm->param.conn.private_data,
 			      cm->param.conn.private_data_len);
 		break;
-	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-	case RDMA_CM_EVENT_ADDR_CHANGE:
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
+	case RIVET_CONN_STEP_RESET:
 		rdma_disconnect(conn->id);
-		rivet_conn_fail(conn, FI_ECONNRESET);
+		rivet_conn_fail(conn, err);
 		break;
-	default:	/* status: e.g. a reject's reason, 10 a stale one */
+	case RIVET_CONN_STEP_FAIL:
+		/* status: e.g. a reject's reason, 10 a stale one */
 		RIVET_INFO(EP_CTRL, "connection %u: %s (status %d)\n",
 			   conn->idx, rdma_event_str(cm->event), cm->status);
-		rivet_conn_fail(conn, rivet_conn_event_err(cm->event));
+		rivet_conn_fail(conn, err);
 		break;
 	}
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Passive endpoints: an rdma_cm listening id bound to the EQ's channel;
- * connection requests reach the application as FI_CONNREQ (rivet_cm.c),
+ * connection requests reach the application as FI_CONNREQ (rivet_msg_cm.c),
  * and fi_reject answers them here.
  */
 #include <stdlib.h>

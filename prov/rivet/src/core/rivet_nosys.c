@@ -94,56 +94,56 @@ int rivet_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 
 /* ---- struct fi_ops_tagged: MSG endpoints carry no tags ---- */
 
-static ssize_t rivet_no_trecv(struct fid_ep *ep, void *buf, size_t len,
-			      void *desc, fi_addr_t src, uint64_t tag,
-			      uint64_t ignore, void *context)
+ssize_t rivet_no_trecv(struct fid_ep *ep, void *buf, size_t len,
+		       void *desc, fi_addr_t src, uint64_t tag,
+		       uint64_t ignore, void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_trecvv(struct fid_ep *ep, const struct iovec *iov,
-			       void **desc, size_t count, fi_addr_t src,
-			       uint64_t tag, uint64_t ignore, void *context)
+ssize_t rivet_no_trecvv(struct fid_ep *ep, const struct iovec *iov,
+			void **desc, size_t count, fi_addr_t src,
+			uint64_t tag, uint64_t ignore, void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_tmsg(struct fid_ep *ep,
-			     const struct fi_msg_tagged *msg, uint64_t flags)
+ssize_t rivet_no_tmsg(struct fid_ep *ep,
+		      const struct fi_msg_tagged *msg, uint64_t flags)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_tsend(struct fid_ep *ep, const void *buf, size_t len,
-			      void *desc, fi_addr_t dest, uint64_t tag,
-			      void *context)
+ssize_t rivet_no_tsend(struct fid_ep *ep, const void *buf, size_t len,
+		       void *desc, fi_addr_t dest, uint64_t tag,
+		       void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_tsendv(struct fid_ep *ep, const struct iovec *iov,
-			       void **desc, size_t count, fi_addr_t dest,
-			       uint64_t tag, void *context)
+ssize_t rivet_no_tsendv(struct fid_ep *ep, const struct iovec *iov,
+			void **desc, size_t count, fi_addr_t dest,
+			uint64_t tag, void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_tinject(struct fid_ep *ep, const void *buf,
-				size_t len, fi_addr_t dest, uint64_t tag)
+ssize_t rivet_no_tinject(struct fid_ep *ep, const void *buf,
+			 size_t len, fi_addr_t dest, uint64_t tag)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_tsenddata(struct fid_ep *ep, const void *buf,
-				  size_t len, void *desc, uint64_t data,
-				  fi_addr_t dest, uint64_t tag, void *context)
+ssize_t rivet_no_tsenddata(struct fid_ep *ep, const void *buf,
+			   size_t len, void *desc, uint64_t data,
+			   fi_addr_t dest, uint64_t tag, void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_tinjectdata(struct fid_ep *ep, const void *buf,
-				    size_t len, uint64_t data, fi_addr_t dest,
-				    uint64_t tag)
+ssize_t rivet_no_tinjectdata(struct fid_ep *ep, const void *buf,
+			     size_t len, uint64_t data, fi_addr_t dest,
+			     uint64_t tag)
 {
 	return -FI_ENOSYS;
 }
@@ -175,82 +175,63 @@ struct fi_ops_cm g_rivet_no_cm_ops = {
 
 /* ---- struct fi_ops_msg: shared receive contexts send nothing ---- */
 
-static ssize_t rivet_no_send(struct fid_ep *ep, const void *buf, size_t len,
-			     void *desc, fi_addr_t dest, void *context)
+ssize_t rivet_no_send(struct fid_ep *ep, const void *buf, size_t len,
+		      void *desc, fi_addr_t dest, void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_sendv(struct fid_ep *ep, const struct iovec *iov,
-			      void **desc, size_t count, fi_addr_t dest,
-			      void *context)
+ssize_t rivet_no_sendv(struct fid_ep *ep, const struct iovec *iov,
+		       void **desc, size_t count, fi_addr_t dest,
+		       void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
-				uint64_t flags)
+ssize_t rivet_no_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
+			 uint64_t flags)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_inject(struct fid_ep *ep, const void *buf, size_t len,
-			       fi_addr_t dest)
+ssize_t rivet_no_inject(struct fid_ep *ep, const void *buf, size_t len,
+			fi_addr_t dest)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_senddata(struct fid_ep *ep, const void *buf,
-				 size_t len, void *desc, uint64_t data,
-				 fi_addr_t dest, void *context)
+ssize_t rivet_no_senddata(struct fid_ep *ep, const void *buf,
+			  size_t len, void *desc, uint64_t data,
+			  fi_addr_t dest, void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_injectdata(struct fid_ep *ep, const void *buf,
-				   size_t len, uint64_t data, fi_addr_t dest)
+ssize_t rivet_no_injectdata(struct fid_ep *ep, const void *buf,
+			    size_t len, uint64_t data, fi_addr_t dest)
 {
 	return -FI_ENOSYS;
 }
 
 /* A scalable endpoint's transmit context receives nothing. */
-static ssize_t rivet_no_recv(struct fid_ep *ep, void *buf, size_t len,
-			     void *desc, fi_addr_t src, void *context)
+ssize_t rivet_no_recv(struct fid_ep *ep, void *buf, size_t len,
+		      void *desc, fi_addr_t src, void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_recvv(struct fid_ep *ep, const struct iovec *iov,
-			      void **desc, size_t count, fi_addr_t src,
-			      void *context)
+ssize_t rivet_no_recvv(struct fid_ep *ep, const struct iovec *iov,
+		       void **desc, size_t count, fi_addr_t src,
+		       void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static ssize_t rivet_no_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
-				uint64_t flags)
+ssize_t rivet_no_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
+			 uint64_t flags)
 {
 	return -FI_ENOSYS;
 }
-
-/* The send slots are the caller's to fill in. */
-const struct fi_ops_msg g_rivet_no_recv_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = rivet_no_recv,
-	.recvv = rivet_no_recvv,
-	.recvmsg = rivet_no_recvmsg,
-};
-
-/* The receive slots are the caller's to fill in. */
-const struct fi_ops_msg g_rivet_no_send_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.send = rivet_no_send,
-	.sendv = rivet_no_sendv,
-	.sendmsg = rivet_no_sendmsg,
-	.inject = rivet_no_inject,
-	.senddata = rivet_no_senddata,
-	.injectdata = rivet_no_injectdata,
-};
 
 
 /* ---- struct fi_ops_collective: no endpoint offers FI_COLLECTIVE ---- */

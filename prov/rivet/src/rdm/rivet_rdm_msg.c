@@ -617,33 +617,49 @@ struct fi_ops_tagged g_rivet_rdm_tagged_ops = {
 	.injectdata = rivet_rdm_tinjectdata,
 };
 
-struct fi_ops_msg g_rivet_rdm_srx_msg_ops;
-struct fi_ops_tagged g_rivet_rdm_srx_tagged_ops;
-struct fi_ops_msg g_rivet_rdm_txc_msg_ops;
-struct fi_ops_tagged g_rivet_rdm_txc_tagged_ops;
-struct fi_ops_msg g_rivet_rdm_sep_msg_ops;
+/* A shared receive context's: receives only. */
+struct fi_ops_msg g_rivet_rdm_srx_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = rivet_rdm_recv1,
+	.recvv = rivet_rdm_recvv,
+	.recvmsg = rivet_rdm_recvmsg,
+	RIVET_NO_MSG_SENDS,
+};
 
-void rivet_rdm_srx_ops_init(void)
-{
-	g_rivet_rdm_srx_msg_ops = g_rivet_no_send_ops;
-	g_rivet_rdm_srx_msg_ops.recv = rivet_rdm_recv1;
-	g_rivet_rdm_srx_msg_ops.recvv = rivet_rdm_recvv;
-	g_rivet_rdm_srx_msg_ops.recvmsg = rivet_rdm_recvmsg;
-	g_rivet_rdm_srx_tagged_ops = g_rivet_no_tagged_ops;
-	g_rivet_rdm_srx_tagged_ops.recv = rivet_rdm_trecv;
-	g_rivet_rdm_srx_tagged_ops.recvv = rivet_rdm_trecvv;
-	g_rivet_rdm_srx_tagged_ops.recvmsg = rivet_rdm_trecvmsg;
-	/* a scalable endpoint's transmit contexts: sends only */
-	g_rivet_rdm_txc_msg_ops = g_rivet_rdm_msg_ops;
-	g_rivet_rdm_txc_msg_ops.recv = g_rivet_no_recv_ops.recv;
-	g_rivet_rdm_txc_msg_ops.recvv = g_rivet_no_recv_ops.recvv;
-	g_rivet_rdm_txc_msg_ops.recvmsg = g_rivet_no_recv_ops.recvmsg;
-	g_rivet_rdm_txc_tagged_ops = g_rivet_rdm_tagged_ops;
-	g_rivet_rdm_txc_tagged_ops.recv = g_rivet_no_tagged_ops.recv;
-	g_rivet_rdm_txc_tagged_ops.recvv = g_rivet_no_tagged_ops.recvv;
-	g_rivet_rdm_txc_tagged_ops.recvmsg = g_rivet_no_tagged_ops.recvmsg;
-	g_rivet_rdm_sep_msg_ops = g_rivet_no_send_ops;
-	g_rivet_rdm_sep_msg_ops.recv = g_rivet_no_recv_ops.recv;
-	g_rivet_rdm_sep_msg_ops.recvv = g_rivet_no_recv_ops.recvv;
-	g_rivet_rdm_sep_msg_ops.recvmsg = g_rivet_no_recv_ops.recvmsg;
-}
+struct fi_ops_tagged g_rivet_rdm_srx_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = rivet_rdm_trecv,
+	.recvv = rivet_rdm_trecvv,
+	.recvmsg = rivet_rdm_trecvmsg,
+	RIVET_NO_TAGGED_SENDS,
+};
+
+/* A scalable endpoint's transmit contexts: sends only. */
+struct fi_ops_msg g_rivet_rdm_txc_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	RIVET_NO_MSG_RECVS,
+	.send = rivet_rdm_send1,
+	.sendv = rivet_rdm_sendv,
+	.sendmsg = rivet_rdm_sendmsg,
+	.inject = rivet_rdm_inject,
+	.senddata = rivet_rdm_senddata,
+	.injectdata = rivet_rdm_injectdata,
+};
+
+struct fi_ops_tagged g_rivet_rdm_txc_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	RIVET_NO_TAGGED_RECVS,
+	.send = rivet_rdm_tsend,
+	.sendv = rivet_rdm_tsendv,
+	.sendmsg = rivet_rdm_tsendmsg,
+	.inject = rivet_rdm_tinject,
+	.senddata = rivet_rdm_tsenddata,
+	.injectdata = rivet_rdm_tinjectdata,
+};
+
+/* A scalable endpoint itself: neither (its contexts carry the data). */
+struct fi_ops_msg g_rivet_rdm_sep_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	RIVET_NO_MSG_RECVS,
+	RIVET_NO_MSG_SENDS,
+};
