@@ -7,18 +7,38 @@
  * Locking.  With FI_THREAD_SAFE every object carries a lock; with the
  * weaker threading levels the locks are compiled in but switched off at
  * open time (rivet_lock.on == false), so the fast path pays one branch.
- * Lock order, outermost first: eq->lock, ep->lock, cq->lock, cntr (atomic,
- * no lock).  A CQ's progress takes only cq->lock; it never calls back into
- * an endpoint under cq->lock except to return a work-request context to the
- * endpoint's pool, which is itself protected by cq->lock (a context belongs
- * to the CQ that will see its completion while it is posted).  A shared
- * receive context's srx->lock nests inside cq->lock (rivet_srx_wc); a
- * receive posted to a DGRAM context reports a waiting datagram under
- * cq->lock only after dropping srx->lock.  The
- * registration cache's lock (g_mrm.lock, rivet_mr_monitor.c, one per
- * process) is innermost: taken under ep->lock, never held across anything
- * that could free or unmap memory (the monitor thread that such a free
- * would wait for needs it).
+ *
+ * THE LOCK ORDER (the one authoritative copy: every other comment and
+ * docs/design.md refer to it).  Outermost first; a lock is only ever
+ * taken while holding locks above it, and two locks on one line are
+ * never held together:
+ *   1. cq->srcs.lock        the sources of one CQ (rivet_progress_set)
+ *   2. eq->progress_lock    one EQ's rdma_cm handling, in event order;
+ *      eq->lock             its event lists (not held across a handler)
+ *   3. av->remove_lock      while bound endpoints hear of a removal
+ *   4. ep->lock             an RDM endpoint (rivet_rdm_lock) or an MSG
+ *                           endpoint's; ud->ah_lock, a DGRAM endpoint's
+ *                           address handles
+ *   5. cntr->cqs_lock       the CQs that feed a counter
+ *   6. cq->lock             a CQ's rings; completion hooks run under it
+ *   7. srx->lock            an MSG/DGRAM shared receive context (its
+ *                           wc_ops run under cq->lock); mrecv->lock, an
+ *                           MSG multi-receive buffer queue; a DGRAM
+ *                           endpoint's early slots' lock
+ *   8. av->lock             the AV's table (a DGRAM receive's FI_SOURCE
+ *                           lookup takes it under cq->lock); nothing is
+ *                           called out of the AV under it
+ *   9. g_mrm.lock           the registration cache (rivet_mr_monitor.c,
+ *                           one per process): taken under ep->lock,
+ *                           nothing taken under it, never held across
+ *                           anything that could free or unmap memory
+ * Counters are atomics.  A CQ's progress takes only cq->lock; it calls
+ * into an endpoint under it only through a completion hook or a shared
+ * context's wc_ops, which may only queue deferred work (run with no CQ
+ * lock held) or return a work-request context to the endpoint's pool (a
+ * context belongs to the CQ that will see its completion while it is
+ * posted).  A receive posted to a DGRAM context reports a waiting
+ * datagram under cq->lock only after dropping srx->lock.
  */
 #ifndef RIVET_H
 #define RIVET_H
@@ -687,8 +707,8 @@ struct rivet_progress_src {
 };
 
 /*
- * The sources of one CQ.  lock is outermost in the lock order (lock,
- * ep->lock, cq->lock); it is taken unless locking is off
+ * The sources of one CQ.  lock is outermost in the lock order (rivet.h,
+ * THE LOCK ORDER); it is taken unless locking is off
  * (FI_THREAD_DOMAIN: sources come and go in calls that the application
  * serializes with its reads).
  */
@@ -742,8 +762,8 @@ struct rivet_cntr {
 	atomic_uint_least64_t err;
 	struct fi_cntr_attr attr;
 	struct rivet_wait wait;
-	/* CQs whose progress feeds this counter; cqs_lock sits between
-	 * ep->lock and cq->lock in the lock order */
+	/* CQs whose progress feeds this counter (cqs_lock: THE LOCK ORDER,
+	 * 5) */
 	pthread_mutex_t cqs_lock;
 	size_t ncqs, cqs_cap;
 	struct rivet_cntr_cq *cqs;
@@ -1238,8 +1258,8 @@ struct rivet_mrecv {
 	struct rivet_wc_hook hook;	/* the head buffer's work completion */
 	struct rivet_cq_deferred def;	/* posting the head again */
 	struct rivet_ep *ep;
-	struct rivet_lock lock;		/* the queue and active; inside
-					 * ep->lock and cq->lock */
+	struct rivet_lock lock;		/* the queue and active (THE LOCK
+					 * ORDER, 7) */
 	struct rivet_mrecv_buf *head, *tail;
 	struct rivet_mrecv_buf *active;	/* the head, its request posted */
 	atomic_size_t queued;		/* receives in the queue */

@@ -14,9 +14,9 @@
  * fi_addr_t values are slot indices, for FI_AV_TABLE and FI_AV_MAP alike;
  * an insert takes the lowest free slot.  A slot is free when !valid[i] and
  * addrs[i] has family AF_UNSPEC: a removed slot keeps its family, and so
- * is not reused, until the bound endpoints have been told.  Lock order:
- * remove_lock (held while endpoints are told), then lock; nothing is
- * called out of the AV under lock.
+ * is not reused, until the bound endpoints have been told.  Locks:
+ * remove_lock (held while endpoints are told), then lock, far apart in
+ * THE LOCK ORDER (rivet.h); nothing is called out of the AV under lock.
  */
 /* What a bound endpoint hears of fi_av_remove (the AV knows no endpoint
  * type): removed runs for each removed address, with av->remove_lock

@@ -44,7 +44,7 @@ struct rivet_early_slot {
 
 struct rivet_dgram_early {
 	struct rivet_wc_hook hook;	/* a slot's work completion */
-	struct rivet_lock lock;		/* inside cq->lock */
+	struct rivet_lock lock;		/* THE LOCK ORDER (rivet.h), 7 */
 	size_t count;			/* slots posted at fi_enable */
 	atomic_size_t left;		/* of them, without a receive yet */
 	struct rivet_early_slot slots[];
