@@ -410,6 +410,18 @@ extern struct fi_ops_collective g_rivet_no_collective_ops;
 extern struct fi_ops_rma g_rivet_no_rma_ops;
 extern struct fi_ops_atomic g_rivet_no_atomic_ops;
 int rivet_errno_to_fi(int err);
+/* The verbs seam for CQs (verbs/rivet_verbs_cq.c): 0 or a negative FI_E*
+ * code, the error logged; events_ack takes every pending event of a
+ * nonblocking channel and acknowledges them on cq, returning how many. */
+int rivet_verbs_channel_create(struct ibv_context *ctx,
+			       struct ibv_comp_channel **ch_p);
+void rivet_verbs_channel_destroy(struct ibv_comp_channel *ch);
+int rivet_verbs_cq_create(struct ibv_context *ctx, int cqe, void *cq_context,
+			  struct ibv_comp_channel *ch, struct ibv_cq **cq_p);
+int rivet_verbs_cq_resize(struct ibv_cq *cq, int cqe);
+int rivet_verbs_cq_destroy(struct ibv_cq *cq);
+unsigned int rivet_verbs_cq_events_ack(struct ibv_cq *cq,
+				       struct ibv_comp_channel *ch);
 /* rdma_cm leaves min_rnr_timer at 0 (655 ms): a peer that finds no receive
  * posted would stall that long before retrying.  12 is 0.64 ms. */
 #define RIVET_MIN_RNR_TIMER 12

@@ -355,13 +355,9 @@ int rivet_cq_grow(struct rivet_cq *cq, size_t n)
 	int ret;
 
 	rivet_lock_acquire(&cq->lock);
-	ret = ibv_resize_cq(cq->ibv_cq, cq->ibv_cq->cqe + (int)n);
+	ret = rivet_verbs_cq_resize(cq->ibv_cq, cq->ibv_cq->cqe + (int)n);
 	rivet_lock_release(&cq->lock);
-	if (ret) {
-		RIVET_WARN_ERRNO(CQ, "ibv_resize_cq", ret);
-		return rivet_errno_to_fi(ret);
-	}
-	return 0;
+	return ret;
 }
 
 void rivet_cq_return_credit(struct rivet_cq *cq)
@@ -420,15 +416,12 @@ static int rivet_cq_channel_create(struct rivet_cq *cq)
 {
 	int ret;
 
-	cq->channel = ibv_create_comp_channel(cq->domain->dev->ctx);
-	if (!cq->channel) {
-		ret = errno;
-		RIVET_WARN_ERRNO(CQ, "ibv_create_comp_channel", ret);
-		return rivet_errno_to_fi(ret);
-	}
+	ret = rivet_verbs_channel_create(cq->domain->dev->ctx, &cq->channel);
+	if (ret)
+		return ret;
 	ret = rivet_wait_nonblock(cq->channel->fd);
 	if (ret) {
-		ibv_destroy_comp_channel(cq->channel);
+		rivet_verbs_channel_destroy(cq->channel);
 		cq->channel = NULL;
 	}
 	return ret;
@@ -440,12 +433,10 @@ static int rivet_cq_queues_create(struct rivet_cq *cq, size_t size)
 	const struct rivet_dev *dev = cq->domain->dev;
 	int cqe = (int)RIVET_MIN(size, (size_t)dev->attr.max_cqe), ret;
 
-	cq->ibv_cq = ibv_create_cq(dev->ctx, cqe, cq, cq->channel, 0);
-	if (!cq->ibv_cq) {
-		ret = errno;
-		RIVET_WARN_ERRNO(CQ, "ibv_create_cq", ret);
-		return rivet_errno_to_fi(ret);
-	}
+	ret = rivet_verbs_cq_create(dev->ctx, cqe, cq, cq->channel,
+				    &cq->ibv_cq);
+	if (ret)
+		return ret;
 	cq->credits = (size_t)cq->ibv_cq->cqe;
 	if (cq->hidden)
 		return 0;
@@ -455,7 +446,7 @@ static int rivet_cq_queues_create(struct rivet_cq *cq, size_t size)
 	if (!cq->ring || !cq->errs) {
 		free(cq->ring);
 		free(cq->errs);
-		ibv_destroy_cq(cq->ibv_cq);
+		rivet_verbs_cq_destroy(cq->ibv_cq);
 		return -FI_ENOMEM;
 	}
 	cq->ring_size = cq->errs_size = size;
@@ -493,7 +484,7 @@ static int rivet_cq_construct(struct rivet_cq *cq, struct rivet_domain *domain,
 
 err_wait:
 	rivet_wait_destruct(&cq->wait);
-	ibv_destroy_comp_channel(cq->channel);
+	rivet_verbs_channel_destroy(cq->channel);
 err_lock:
 	rivet_lock_destruct(&cq->lock);
 	return ret;
@@ -504,13 +495,11 @@ static int rivet_cq_destruct(struct rivet_cq *cq)
 	int ret;
 
 	rivet_cq_ack_events(cq);
-	ret = ibv_destroy_cq(cq->ibv_cq);
-	if (ret) {
-		RIVET_WARN_ERRNO(CQ, "ibv_destroy_cq", ret);
-		return rivet_errno_to_fi(ret);
-	}
+	ret = rivet_verbs_cq_destroy(cq->ibv_cq);
+	if (ret)
+		return ret;
 	rivet_wait_destruct(&cq->wait);
-	ibv_destroy_comp_channel(cq->channel);
+	rivet_verbs_channel_destroy(cq->channel);
 	rivet_progress_set_destruct(&cq->srcs);
 	free(cq->ring);
 	free(cq->errs);

@@ -17,17 +17,9 @@ static bool rivet_cq_waitable(const struct rivet_cq *cq)
 /* Takes and acks every pending channel event; returns how many. */
 unsigned int rivet_cq_ack_events(struct rivet_cq *cq)
 {
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-	unsigned int n = 0;
-
 	if (!cq->channel)
 		return 0;
-	while (!ibv_get_cq_event(cq->channel, &ev_cq, &ev_ctx))
-		n++;
-	if (n)
-		ibv_ack_cq_events(cq->ibv_cq, n);
-	return n;
+	return rivet_verbs_cq_events_ack(cq->ibv_cq, cq->channel);
 }
 
 /*

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* The scripted verbs of test/mock_verbs_cq.c (see there). */
+#ifndef MOCK_VERBS_H
+#define MOCK_VERBS_H
+
+#include "rivet.h"
+
+#define MOCK_WCS 64
+
+struct mock_verbs {
+	struct ibv_context ctx;		/* ops: poll_cq, req_notify_cq */
+	struct ibv_wc wcs[MOCK_WCS];	/* queued work completions */
+	size_t head, tail;
+	bool poll_fail;			/* ibv_poll_cq returns -1 */
+	int channel_errno, cq_errno, resize_errno, destroy_errno;
+	int channels, cqs;		/* made and not yet destroyed */
+	unsigned int polls, arms;
+};
+
+extern struct mock_verbs g_mock;
+
+void mock_verbs_reset(void);
+void mock_wc(uint64_t wr_id, enum ibv_wc_status status,
+	     enum ibv_wc_opcode opcode, uint32_t len);
+
+#endif
