@@ -422,6 +422,17 @@ int rivet_verbs_cq_resize(struct ibv_cq *cq, int cqe);
 int rivet_verbs_cq_destroy(struct ibv_cq *cq);
 unsigned int rivet_verbs_cq_events_ack(struct ibv_cq *cq,
 				       struct ibv_comp_channel *ch);
+/* The verbs seam for PDs and registrations (verbs/rivet_verbs_mr.c): 0
+ * or a negative FI_E* code, the error logged; fork_safe: registrations
+ * survive fork (ibv_fork_init done, or a kernel that needs none). */
+int rivet_verbs_pd_alloc(struct ibv_context *ctx, struct ibv_pd **pd_p);
+int rivet_verbs_pd_dealloc(struct ibv_pd *pd);
+int rivet_verbs_mr_reg(struct ibv_pd *pd, void *addr, size_t len,
+		       int access, struct ibv_mr **mr_p);
+int rivet_verbs_mr_reg_iova(struct ibv_pd *pd, void *addr, size_t len,
+			    uint64_t iova, int access, struct ibv_mr **mr_p);
+int rivet_verbs_mr_dereg(struct ibv_mr *mr);
+bool rivet_verbs_fork_safe(void);
 /* rdma_cm leaves min_rnr_timer at 0 (655 ms): a peer that finds no receive
  * posted would stall that long before retrying.  12 is 0.64 ms. */
 #define RIVET_MIN_RNR_TIMER 12

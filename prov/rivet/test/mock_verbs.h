@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The scripted verbs of test/mock_verbs_cq.c (see there). */
+/* The scripted verbs of test/mock_verbs_cq.c and mock_verbs_mr.c (see
+ * there). */
 #ifndef MOCK_VERBS_H
 #define MOCK_VERBS_H
 
@@ -15,6 +16,12 @@ struct mock_verbs {
 	int channel_errno, cq_errno, resize_errno, destroy_errno;
 	int channels, cqs;		/* made and not yet destroyed */
 	unsigned int polls, arms;
+	/* registrations (test/mock_verbs_mr.c) */
+	int reg_errno, reg_iova_errno, dereg_errno, pd_errno;
+	int mrs, pds;			/* made and not yet destroyed */
+	int last_access;		/* of the last registration */
+	uint64_t last_iova;
+	uint32_t next_key;
 };
 
 extern struct mock_verbs g_mock;

@@ -20,11 +20,9 @@ static int rivet_domain_close(struct fid *fid)
 	if (atomic_load(&dom->refcnt))
 		return -FI_EBUSY;
 	rivet_mr_cache_close(dom);
-	ret = ibv_dealloc_pd(dom->pd);
-	if (ret) {
-		RIVET_WARN_ERRNO(DOMAIN, "ibv_dealloc_pd", ret);
-		return rivet_errno_to_fi(ret);
-	}
+	ret = rivet_verbs_pd_dealloc(dom->pd);
+	if (ret)
+		return ret;
 	atomic_fetch_sub(&dom->fabric->refcnt, 1);
 	rivet_u32_map_destruct(dom->mr_keys);
 	free(dom->mr_keys);
@@ -118,6 +116,7 @@ static int rivet_domain_construct(struct rivet_domain *dom,
 				  const struct fi_info *info)
 {
 	const struct rivet_dev *dev;
+	int ret;
 
 	dev = rivet_dev_lookup_name(info->domain_attr->name);
 	if (!dev) {
@@ -130,15 +129,14 @@ static int rivet_domain_construct(struct rivet_domain *dom,
 	dom->info = fi_dupinfo(info);
 	if (!dom->info)
 		return -FI_ENOMEM;
-	dom->pd = ibv_alloc_pd(dev->ctx);
-	if (!dom->pd) {
-		RIVET_WARN_ERRNO(DOMAIN, "ibv_alloc_pd", errno);
+	ret = rivet_verbs_pd_alloc(dev->ctx, &dom->pd);
+	if (ret) {
 		fi_freeinfo(dom->info);
-		return rivet_errno_to_fi(errno);
+		return ret;
 	}
 	dom->mr_keys = calloc(1, sizeof(*dom->mr_keys));
 	if (!dom->mr_keys) {
-		ibv_dealloc_pd(dom->pd);
+		rivet_verbs_pd_dealloc(dom->pd);
 		fi_freeinfo(dom->info);
 		return -FI_ENOMEM;
 	}
@@ -147,7 +145,7 @@ static int rivet_domain_construct(struct rivet_domain *dom,
 	if (rivet_mr_cache_open(dom)) {
 		pthread_mutex_destroy(&dom->mr_lock);
 		free(dom->mr_keys);
-		ibv_dealloc_pd(dom->pd);
+		rivet_verbs_pd_dealloc(dom->pd);
 		fi_freeinfo(dom->info);
 		return -FI_ENOMEM;
 	}

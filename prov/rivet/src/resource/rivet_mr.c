@@ -47,19 +47,16 @@ static int rivet_mr_close(struct fid *fid)
 	mr->rma_cntr = NULL;
 	pthread_mutex_unlock(&mr->domain->mr_lock);
 	if (mr->remote_mr) {
-		ret = ibv_dereg_mr(mr->remote_mr);
-		if (ret) {
-			RIVET_WARN_ERRNO(MR, "ibv_dereg_mr", ret);
-			return rivet_errno_to_fi(ret);
-		}
+		ret = rivet_verbs_mr_dereg(mr->remote_mr);
+		if (ret)
+			return ret;
 		mr->remote_mr = NULL;
 	}
 	if (mr->ibv_mr) {
-		ret = ibv_dereg_mr(mr->ibv_mr);
-		if (ret) {
-			RIVET_WARN_ERRNO(MR, "ibv_dereg_mr", ret);
-			return rivet_errno_to_fi(ret);
-		}
+		ret = rivet_verbs_mr_dereg(mr->ibv_mr);
+		if (ret)
+			return ret;
+		mr->ibv_mr = NULL;
 	}
 	atomic_fetch_sub(&mr->domain->refcnt, 1);
 	free(mr);
@@ -239,28 +236,25 @@ int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	/* exactly what was asked: a rendezvous from a region without
 	 * FI_REMOTE_READ registers the message's bytes alone */
 	mr->ibv_access = rivet_mr_access_to_ibv(access);
-	mr->ibv_mr = ibv_reg_mr(dom->pd, attr->mr_iov[0].iov_base,
-				attr->mr_iov[0].iov_len, mr->ibv_access);
-	if (!mr->ibv_mr) {
-		ret = errno;
-		RIVET_WARN_ERRNO(MR, "ibv_reg_mr", ret);
+	ret = rivet_verbs_mr_reg(dom->pd, attr->mr_iov[0].iov_base,
+				 attr->mr_iov[0].iov_len, mr->ibv_access,
+				 &mr->ibv_mr);
+	if (ret) {
 		free(mr);
-		return rivet_errno_to_fi(ret);
+		return ret;
 	}
 	mr->mr_fid.key = mr->ibv_mr->rkey;
 	mr->iova = (uintptr_t)attr->mr_iov[0].iov_base;
 	if (!rivet_domain_virt_addr(dom) &&
 	    (access & (FI_REMOTE_READ | FI_REMOTE_WRITE))) {
-		mr->remote_mr = ibv_reg_mr_iova(dom->pd,
-						attr->mr_iov[0].iov_base,
-						attr->mr_iov[0].iov_len, 0,
-						mr->ibv_access);
-		if (!mr->remote_mr) {
-			ret = errno;
-			RIVET_WARN_ERRNO(MR, "ibv_reg_mr_iova", ret);
-			ibv_dereg_mr(mr->ibv_mr);
+		ret = rivet_verbs_mr_reg_iova(dom->pd,
+					      attr->mr_iov[0].iov_base,
+					      attr->mr_iov[0].iov_len, 0,
+					      mr->ibv_access, &mr->remote_mr);
+		if (ret) {
+			rivet_verbs_mr_dereg(mr->ibv_mr);
 			free(mr);
-			return rivet_errno_to_fi(ret);
+			return ret;
 		}
 		mr->mr_fid.key = mr->remote_mr->rkey;
 		mr->iova = 0;
@@ -278,8 +272,8 @@ int rivet_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	pthread_mutex_unlock(&dom->mr_lock);
 	if (ret) {
 		if (mr->remote_mr)
-			ibv_dereg_mr(mr->remote_mr);
-		ibv_dereg_mr(mr->ibv_mr);
+			rivet_verbs_mr_dereg(mr->remote_mr);
+		rivet_verbs_mr_dereg(mr->ibv_mr);
 		free(mr);
 		if (ret != -FI_EALREADY)
 			return ret;

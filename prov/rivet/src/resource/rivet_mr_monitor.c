@@ -227,12 +227,9 @@ static int rivet_mrm_watch(uintptr_t start, uintptr_t end)
 static void rivet_mr_entries_free(struct rivet_mr_entry *list)
 {
 	struct rivet_mr_entry *entry, *tmp;
-	int ret;
 
 	LL_FOREACH_SAFE(list, entry, tmp) {
-		ret = ibv_dereg_mr(entry->mr);
-		if (ret)
-			RIVET_WARN_ERRNO(MR, "ibv_dereg_mr", ret);
+		rivet_verbs_mr_dereg(entry->mr);
 		free(entry);
 	}
 }
@@ -267,17 +264,18 @@ static int rivet_mr_entry_reg(struct rivet_domain *dom,
 			      struct rivet_mr_entry *entry)
 {
 	struct ibv_mr *mr;
+	int ret;
 
 	for (;;) {
-		mr = ibv_reg_mr(dom->pd, (void *)entry->start,
-				entry->end - entry->start, entry->access);
-		if (mr)
+		ret = rivet_verbs_mr_reg(dom->pd, (void *)entry->start,
+					 entry->end - entry->start,
+					 entry->access, &mr);
+		if (!ret)
 			break;
-		if ((errno != ENOMEM && errno != EAGAIN) || !dom->mr_cache ||
-		    !rivet_mr_cache_shrink(dom->mr_cache)) {
-			RIVET_WARN_ERRNO(EP_DATA, "ibv_reg_mr", errno);
-			return rivet_errno_to_fi(errno);
-		}
+		/* out of pinned memory: the cache's unused entries first */
+		if ((ret != -FI_ENOMEM && ret != -FI_EAGAIN) ||
+		    !dom->mr_cache || !rivet_mr_cache_shrink(dom->mr_cache))
+			return ret;
 	}
 	atomic_fetch_add(&dom->mr_regs, 1);
 	entry->mr = mr;
@@ -379,7 +377,7 @@ static bool rivet_mr_cache_wanted(void)
 	/* an old kernel that lets a parent's write after fork move its pages
 	 * away from a pinned registration, and no ibv_fork_init: a cached
 	 * registration could outlive an operation into such a write */
-	if (ibv_is_fork_initialized() == IBV_FORK_DISABLED) {
+	if (!rivet_verbs_fork_safe()) {
 		RIVET_INFO(MR, "registration cache off: this kernel needs "
 			   "ibv_fork_init for registrations to survive fork\n");
 		return false;
