@@ -32,7 +32,8 @@ entries="core/rivet_init.c ep/rivet_ep.c"
 # object's own context ops (a test double sets those): their unit tests
 # link a scripted seam (prov/rivet/test/mock_verbs_*.c).
 seamed="resource/rivet_cq.c resource/rivet_cq_read.c resource/rivet_cq_wait.c
-	resource/rivet_domain.c resource/rivet_mr.c resource/rivet_mr_monitor.c"
+	resource/rivet_domain.c resource/rivet_mr.c resource/rivet_mr_monitor.c
+	resource/rivet_eq.c"
 inline_verbs="ibv_poll_cq ibv_req_notify_cq ibv_post_send ibv_post_recv"
 declare -A allowed=(
 	[util]=""
@@ -171,7 +172,7 @@ if [ "$bad" = 0 ]; then
 	echo "layers: ok (${#sources[@]} files in" \
 		"$(printf '%s\n' "${sources[@]}" | sed 's#/[^/]*$##' | sort -u | wc -l)" \
 		"layers, ${#owner[@]} functions; every call and include" \
-		"goes where its layer may; the CQ, domain and regions call" \
+		"goes where its layer may; the CQ, domain, regions and EQ call" \
 		"verbs through the seam; every file <= $max_lines lines)"
 fi
 exit "$bad"

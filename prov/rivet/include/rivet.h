@@ -433,6 +433,16 @@ int rivet_verbs_mr_reg_iova(struct ibv_pd *pd, void *addr, size_t len,
 			    uint64_t iova, int access, struct ibv_mr **mr_p);
 int rivet_verbs_mr_dereg(struct ibv_mr *mr);
 bool rivet_verbs_fork_safe(void);
+/* The verbs seam for EQs (verbs/rivet_verbs_cm.c): 0 or a negative FI_E*
+ * code, the error logged; event_get: -FI_EAGAIN when the (nonblocking)
+ * channel is empty; refuse: rejects a connection request and destroys its
+ * id. */
+int rivet_verbs_cm_channel_create(struct rdma_event_channel **ch_p);
+void rivet_verbs_cm_channel_destroy(struct rdma_event_channel *ch);
+int rivet_verbs_cm_event_get(struct rdma_event_channel *ch,
+			     struct rdma_cm_event **ev_p);
+void rivet_verbs_cm_event_ack(struct rdma_cm_event *ev);
+void rivet_verbs_cm_refuse(struct rdma_cm_id *id);
 /* rdma_cm leaves min_rnr_timer at 0 (655 ms): a peer that finds no receive
  * posted would stall that long before retrying.  12 is 0.64 ms. */
 #define RIVET_MIN_RNR_TIMER 12

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The scripted verbs of test/mock_verbs_cq.c and mock_verbs_mr.c (see
- * there). */
+/* The scripted verbs of test/mock_verbs_cq.c, mock_verbs_mr.c and
+ * mock_verbs_cm.c (see there). */
 #ifndef MOCK_VERBS_H
 #define MOCK_VERBS_H
 
@@ -22,6 +22,13 @@ struct mock_verbs {
 	int last_access;		/* of the last registration */
 	uint64_t last_iova;
 	uint32_t next_key;
+	/* rdma_cm (test/mock_verbs_cm.c) */
+	struct rdma_cm_event *cm_events[MOCK_WCS];	/* queued */
+	size_t cm_head, cm_tail;
+	int cm_get_errno;		/* the channel fails */
+	int cm_channels, cm_unacked;	/* made, taken: not yet gone */
+	struct rdma_cm_id *refused[8];	/* connection requests refused */
+	size_t nrefused;
 };
 
 extern struct mock_verbs g_mock;
@@ -29,5 +36,6 @@ extern struct mock_verbs g_mock;
 void mock_verbs_reset(void);
 void mock_wc(uint64_t wr_id, enum ibv_wc_status status,
 	     enum ibv_wc_opcode opcode, uint32_t len);
+void mock_cm_event(enum rdma_cm_event_type type, int status);
 
 #endif

@@ -57,8 +57,7 @@ static void rivet_eq_event_free(struct rivet_eq_event *ev)
 		    ev->info->handle->fclass == FI_CLASS_CONNREQ) {
 			req = container_of(ev->info->handle,
 					   struct rivet_connreq, handle);
-			rdma_reject(req->id, NULL, 0);
-			rdma_destroy_id(req->id);
+			rivet_verbs_cm_refuse(req->id);
 			free(req);
 			ev->info->handle = NULL;
 		}
@@ -89,26 +88,21 @@ int rivet_eq_progress(struct rivet_eq *eq)
 {
 	rivet_eq_cm_handler_fn handler;
 	struct rdma_cm_event *cm;
-	int n = 0, err;
+	int n = 0, ret;
 
 	pthread_mutex_lock(&eq->progress_lock);
-	while (!rdma_get_cm_event(eq->channel, &cm)) {
+	while (!(ret = rivet_verbs_cm_event_get(eq->channel, &cm))) {
 		pthread_mutex_lock(&eq->lock);
 		handler = eq->cm_handler;
 		pthread_mutex_unlock(&eq->lock);
 		if (handler)
 			handler(eq, cm);
 		else	/* no id of an endpoint's: cannot happen */
-			rdma_ack_cm_event(cm);
+			rivet_verbs_cm_event_ack(cm);
 		n++;
 	}
-	err = errno;
 	pthread_mutex_unlock(&eq->progress_lock);
-	if (err != EAGAIN && err != EWOULDBLOCK) {
-		RIVET_WARN_ERRNO(EQ, "rdma_get_cm_event", err);
-		return rivet_errno_to_fi(err);
-	}
-	return n;
+	return ret == -FI_EAGAIN ? n : ret;
 }
 
 void rivet_eq_set_cm_handler(struct rivet_eq *eq,
@@ -347,15 +341,12 @@ static int rivet_eq_channel_create(struct rivet_eq *eq)
 {
 	int ret;
 
-	eq->channel = rdma_create_event_channel();
-	if (!eq->channel) {
-		ret = errno;
-		RIVET_WARN_ERRNO(EQ, "rdma_create_event_channel", ret);
-		return rivet_errno_to_fi(ret);
-	}
+	ret = rivet_verbs_cm_channel_create(&eq->channel);
+	if (ret)
+		return ret;
 	ret = rivet_wait_nonblock(eq->channel->fd);
 	if (ret) {
-		rdma_destroy_event_channel(eq->channel);
+		rivet_verbs_cm_channel_destroy(eq->channel);
 		eq->channel = NULL;
 	}
 	return ret;
@@ -388,7 +379,7 @@ static int rivet_eq_construct(struct rivet_eq *eq, struct rivet_fabric *fabric,
 
 err_wait:
 	rivet_wait_destruct(&eq->wait);
-	rdma_destroy_event_channel(eq->channel);
+	rivet_verbs_cm_channel_destroy(eq->channel);
 	return ret;
 }
 
@@ -447,7 +438,7 @@ static void rivet_eq_destruct(struct rivet_eq *eq)
 {
 	rivet_eq_flush(eq);
 	rivet_wait_destruct(&eq->wait);
-	rdma_destroy_event_channel(eq->channel);
+	rivet_verbs_cm_channel_destroy(eq->channel);
 	pthread_mutex_destroy(&eq->progress_lock);
 	pthread_mutex_destroy(&eq->lock);
 }
