@@ -468,17 +468,21 @@ static ssize_t rivet_rdm_injectdata(struct fid_ep *fid, const void *buf,
 				      RIVET_WF_CQ_DATA);
 }
 
+/* The two halves of the RDM message and tagged tables; the endpoint
+ * takes both, a shared receive context the receives, a scalable
+ * endpoint's transmit context the sends. */
+#define RIVET_RDM_MSG_RECVS \
+	.recv = rivet_rdm_recv1, .recvv = rivet_rdm_recvv, \
+	.recvmsg = rivet_rdm_recvmsg
+#define RIVET_RDM_MSG_SENDS \
+	.send = rivet_rdm_send1, .sendv = rivet_rdm_sendv, \
+	.sendmsg = rivet_rdm_sendmsg, .inject = rivet_rdm_inject, \
+	.senddata = rivet_rdm_senddata, .injectdata = rivet_rdm_injectdata
+
 struct fi_ops_msg g_rivet_rdm_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = rivet_rdm_recv1,
-	.recvv = rivet_rdm_recvv,
-	.recvmsg = rivet_rdm_recvmsg,
-	.send = rivet_rdm_send1,
-	.sendv = rivet_rdm_sendv,
-	.sendmsg = rivet_rdm_sendmsg,
-	.inject = rivet_rdm_inject,
-	.senddata = rivet_rdm_senddata,
-	.injectdata = rivet_rdm_injectdata,
+	RIVET_RDM_MSG_RECVS,
+	RIVET_RDM_MSG_SENDS,
 };
 
 /* ---- fi_ops_tagged ---- */
@@ -604,33 +608,30 @@ static ssize_t rivet_rdm_tinjectdata(struct fid_ep *fid, const void *buf,
 				      RIVET_WF_TAGGED | RIVET_WF_CQ_DATA);
 }
 
+#define RIVET_RDM_TAGGED_RECVS \
+	.recv = rivet_rdm_trecv, .recvv = rivet_rdm_trecvv, \
+	.recvmsg = rivet_rdm_trecvmsg
+#define RIVET_RDM_TAGGED_SENDS \
+	.send = rivet_rdm_tsend, .sendv = rivet_rdm_tsendv, \
+	.sendmsg = rivet_rdm_tsendmsg, .inject = rivet_rdm_tinject, \
+	.senddata = rivet_rdm_tsenddata, .injectdata = rivet_rdm_tinjectdata
+
 struct fi_ops_tagged g_rivet_rdm_tagged_ops = {
 	.size = sizeof(struct fi_ops_tagged),
-	.recv = rivet_rdm_trecv,
-	.recvv = rivet_rdm_trecvv,
-	.recvmsg = rivet_rdm_trecvmsg,
-	.send = rivet_rdm_tsend,
-	.sendv = rivet_rdm_tsendv,
-	.sendmsg = rivet_rdm_tsendmsg,
-	.inject = rivet_rdm_tinject,
-	.senddata = rivet_rdm_tsenddata,
-	.injectdata = rivet_rdm_tinjectdata,
+	RIVET_RDM_TAGGED_RECVS,
+	RIVET_RDM_TAGGED_SENDS,
 };
 
 /* A shared receive context's: receives only. */
 struct fi_ops_msg g_rivet_rdm_srx_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = rivet_rdm_recv1,
-	.recvv = rivet_rdm_recvv,
-	.recvmsg = rivet_rdm_recvmsg,
+	RIVET_RDM_MSG_RECVS,
 	RIVET_NO_MSG_SENDS,
 };
 
 struct fi_ops_tagged g_rivet_rdm_srx_tagged_ops = {
 	.size = sizeof(struct fi_ops_tagged),
-	.recv = rivet_rdm_trecv,
-	.recvv = rivet_rdm_trecvv,
-	.recvmsg = rivet_rdm_trecvmsg,
+	RIVET_RDM_TAGGED_RECVS,
 	RIVET_NO_TAGGED_SENDS,
 };
 
@@ -638,23 +639,13 @@ struct fi_ops_tagged g_rivet_rdm_srx_tagged_ops = {
 struct fi_ops_msg g_rivet_rdm_txc_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
 	RIVET_NO_MSG_RECVS,
-	.send = rivet_rdm_send1,
-	.sendv = rivet_rdm_sendv,
-	.sendmsg = rivet_rdm_sendmsg,
-	.inject = rivet_rdm_inject,
-	.senddata = rivet_rdm_senddata,
-	.injectdata = rivet_rdm_injectdata,
+	RIVET_RDM_MSG_SENDS,
 };
 
 struct fi_ops_tagged g_rivet_rdm_txc_tagged_ops = {
 	.size = sizeof(struct fi_ops_tagged),
 	RIVET_NO_TAGGED_RECVS,
-	.send = rivet_rdm_tsend,
-	.sendv = rivet_rdm_tsendv,
-	.sendmsg = rivet_rdm_tsendmsg,
-	.inject = rivet_rdm_tinject,
-	.senddata = rivet_rdm_tsenddata,
-	.injectdata = rivet_rdm_tinjectdata,
+	RIVET_RDM_TAGGED_SENDS,
 };
 
 /* A scalable endpoint itself: neither (its contexts carry the data). */
