@@ -106,16 +106,45 @@ fi_bw() {
 # User-space instructions per 8-byte message or operation: a ping-pong
 # (fi_rivet_bw -C, fi_rivet_rdm_bw -C) or one read at a time
 # (fi_rivet_rdm_rma_bw -C) whose client sleeps before each poll, so that
-# polls find their completion (a busy poller's empty polls would be
-# counted too, and their number varies from run to run); callgrind counts
-# only inside the library calls (libfabric, the provider, the layers and
-# libraries under it: libibverbs, librxe, the socket calls' user side).
-# (Ir(4000) - Ir(2000)) / 2000 / (2 per ping-pong, 1 per read), marked
-# "*" when the two runs' polls that found nothing (and are counted)
-# differ by more than 1% of the polls that the difference holds.
+# polls find their completion; callgrind counts only inside the library
+# calls (libfabric, the provider, the layers and libraries under it:
+# libibverbs, librxe, the socket calls' user side).  A poll that found
+# nothing is counted too, and how many there are depends on the host's
+# load: so the client reports them (empty_polls), then makes 200 more
+# where nothing is left to come, behind the same pause and through a
+# wrapper of its own (*_probe_*: probe_polls), and each empty poll is
+# taken out at the probes' cost per poll.  The figure is
+# (Ir'(4000) - Ir'(2000)) / 2000 / (2 per ping-pong, 1 per read), where
+# Ir' = Ir - probes' Ir - empty_polls * probes' Ir / probe_polls; marked
+# "*" when a run's probes found something (not all empty).
 # RIVET_ICOUNT_INSTR=1 records instruction addresses too (callgrind
 # --dump-instr=yes) for contrib/cg-lines.py: costs per source line.
-icount_run() {	# icount_run KIND PROV ITERS: prints "IR EMPTY_POLLS"
+# cg_incl FILE PREFIX: the inclusive instructions of FILE's (a callgrind
+# profile, one event) functions whose names start with PREFIX
+cg_incl() {
+	awk -v pre="$2" '
+	function fname(s) {
+		if (match(s, /^\([0-9]+\)/)) {
+			if (length(s) > RLENGTH + 1)
+				names[substr(s, 1, RLENGTH)] = substr(s, RLENGTH + 2)
+			return names[substr(s, 1, RLENGTH)]
+		}
+		return s
+	}
+	/^fn=/ { cur = fname(substr($0, 4)); next }
+	/^cfn=/ { fname(substr($0, 5)); next }
+	/^[0-9+*-]/ { if (index(cur, pre) == 1) sum += $NF }
+	END { printf "%.0f\n", sum }' "$1"
+}
+# icount_out FILE CLIENT_LOG PREFIX: "IR EMPTY_POLLS PROBE_POLLS PROBE_IR"
+icount_out() {
+	printf '%s %s %s %s\n' \
+		"$(awk '$1 == "summary:" { print $2; exit }' "$1")" \
+		"$(awk '$1 == "empty_polls:" { print $2 }' "$2")" \
+		"$(awk '$1 == "probe_polls:" { print $2 }' "$2")" \
+		"$(cg_incl "$1" "$3")"
+}
+icount_run() {	# icount_run KIND PROV ITERS: prints icount_out's line
 	local kind=$1 prov=$2 n=$3 e=(env) args sargs cargs port f tag tog prog
 	local cg=(valgrind --tool=callgrind)
 	[ -z "${RIVET_ICOUNT_INSTR:-}" ] || cg+=(--dump-instr=yes)
@@ -137,11 +166,11 @@ icount_run() {	# icount_run KIND PROV ITERS: prints "IR EMPTY_POLLS"
 		pair "$tag" log "$top/contrib/raw-pingpong" -s "$addr" -p "$port" \
 			-n "$n" "${args[@]}" -- "${cg[@]}" \
 			--callgrind-out-file="$f" --collect-atstart=no \
-			--toggle-collect='rp_lib_*' "$top/contrib/raw-pingpong" \
+			--toggle-collect='rp_lib_*' --toggle-collect='rp_probe_*' \
+			"$top/contrib/raw-pingpong" \
 			-c "$addr" -p "$port" -n "$n" -C 1000 "${args[@]}" \
 			>/dev/null || return
-		awk -v e="$(awk '$1 == "empty_polls:" { print $2 }' "$out/$tag.client")" \
-			'$1 == "summary:" { print $2, e; exit }' "$f"
+		icount_out "$f" "$out/$tag.client" rp_probe_
 		return
 	fi
 	case $kind in
@@ -159,21 +188,26 @@ icount_run() {	# icount_run KIND PROV ITERS: prints "IR EMPTY_POLLS"
 		-C 1000 -T 120000 -- \
 		"${e[@]}" "${cg[@]}" --callgrind-out-file="$f" \
 		--collect-atstart=no --toggle-collect="$tog" \
+		--toggle-collect="${tog%%lib_*}probe_*" \
 		"$prog" "${cargs[@]}" -I "$n" -C 1000 -T 120000 "$addr" \
 		>/dev/null || return
-	awk -v e="$(awk '$1 == "empty_polls:" { print $2 }' "$out/$tag.client")" \
-		'$1 == "summary:" { print $2, e; exit }' "$f"
+	icount_out "$f" "$out/$tag.client" "${tog%%lib_*}probe_"
 }
 icount() {	# icount KIND PROV
 	local a b per=2
 	[ "$1" != read ] || per=1
 	a=$(icount_run "$1" "$2" 2000) && b=$(icount_run "$1" "$2" 4000) ||
 		return 0
+	echo "icount $1 $2: Ir empty_polls probe_polls probe_Ir:" \
+		"2000: $a; 4000: $b" >&2
 	awk -v a="$a" -v b="$b" -v per="$per" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
-		d = y[2] - x[2]
-		mark = (d < 0 ? -d : d) > 2000 * per / 100 ? "*" : ""
-		printf "%.0f%s\n", (y[1] - x[1]) / 2000 / per, mark }'
+		if (x[3] + 0 <= 0 || y[3] + 0 <= 0) exit 1
+		# each run less its probes and its empty polls
+		ra = x[1] - x[4] - x[2] * x[4] / x[3]
+		rb = y[1] - y[4] - y[2] * y[4] / y[3]
+		mark = (x[3] < 200 || y[3] < 200) ? "*" : ""
+		printf "%.0f%s\n", (rb - ra) / 2000 / per, mark }'
 }
 
 # perftest message rate (MsgRate, the 5th column, in Mpps) in messages/s
@@ -306,8 +340,8 @@ best() {
 		printf -v "$var" '%s' "$v"
 }
 
-# --icount: user-space instructions per 8 B message, exact (the client's
-# polls all find their completion: the "*" mark would say otherwise)
+# --icount: user-space instructions per 8 B message, exact (the polls
+# that found nothing taken out: icount; "*" when a probe found something)
 if $icount_only; then
 	echo "exact raw_instr_per_msg $(icount raw raw)"
 	# for information: raw verbs with RDMA writes into a ring that the

@@ -206,6 +206,57 @@ static __attribute__((noinline)) long rp_lib_ring(struct rp_ctx *c)
 	return (long)slot;
 }
 
+/*
+ * -C: callgrind counts the polls that find nothing too, and how many there
+ * are depends on the host's load.  So after its run the client polls
+ * RP_PROBES more times, each behind the same pause, where nothing is left
+ * to come, through rp_probe_* (which call verbs themselves: one called
+ * from an rp_lib_* would toggle callgrind's collection off), and prints
+ * "probe_polls: N"; contrib/bench-guest.sh subtracts their cost per poll
+ * once for every one of empty_polls.  (-W: a wait's polls of the CQ for a
+ * signaled write's completion are not among the empty ones.)
+ */
+#define RP_PROBES 200
+/* kept apart: GCC would otherwise fold rp_probe_poll into rp_lib_poll */
+#if defined(__GNUC__) && !defined(__clang__)
+#define RP_PROBE __attribute__((noipa))
+#else
+#define RP_PROBE __attribute__((noinline))
+#endif
+
+static RP_PROBE int rp_probe_poll(struct rp_ctx *c, struct ibv_wc *wc,
+				  int n)
+{
+	return ibv_poll_cq(c->cq, n, wc);
+}
+
+/* -W: rp_lib_ring's look at the next slot */
+static RP_PROBE long rp_probe_ring(struct rp_ctx *c)
+{
+	size_t slot = (c->rseq + 1) % RP_RECVS;
+	const volatile uint64_t *seq =
+		(const volatile uint64_t *)(c->ring + slot * rp_slot(c) +
+					    c->size);
+
+	if (*seq != c->rseq + 1)
+		return -1;
+	return (long)slot;
+}
+
+static long rp_probe(struct rp_ctx *c, long pause_us)
+{
+	struct ibv_wc wc[4];
+	long i, empty = 0;
+
+	for (i = 0; i < RP_PROBES; i++) {
+		if (pause_us > 0)
+			usleep((useconds_t)pause_us);
+		empty += c->write ? rp_probe_ring(c) < 0 :
+				    rp_probe_poll(c, wc, 4) == 0;
+	}
+	return empty;
+}
+
 /* -W: the signaled writes' completions (one poll when one is due). */
 static int rp_reap(struct rp_ctx *c)
 {
@@ -478,6 +529,8 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("iterations: %ld\nempty_polls: %ld\n", iters, c.empty_polls);
+	if (client && pause_us >= 0)
+		printf("probe_polls: %ld\n", rp_probe(&c, pause_us));
 	/* A goodbye, so that neither side goes while the other's last
 	 * message still waits for its acknowledgement. */
 	if (client && (rp_send(&c, true) || rp_wait(&c, -1, true) < 0))

@@ -210,6 +210,13 @@ static BW_LIB ssize_t bw_lib_poll(struct fid_cq *cq,
 	return fi_cq_read(cq, comp, 1);
 }
 
+/* -C: the same poll, where nothing is left to come (FT_PROBES) */
+static BW_LIB ssize_t bw_probe_poll(struct fid_cq *cq,
+				    struct fi_cq_data_entry *comp)
+{
+	return fi_cq_read(cq, comp, 1);
+}
+
 /* Slot 0 holds what we send, slot 1 what we receive. */
 static int bw_pp_post_recv(void)
 {
@@ -264,6 +271,20 @@ static int bw_pp_wait(struct fid_cq *cq, int slot, const char *what)
 	return -FI_EOTHER;
 }
 
+/* FT_PROBES polls that find nothing to come, behind the same pause */
+static void bw_probe(void)
+{
+	struct fi_cq_data_entry comp;
+	unsigned int i, empty = 0;
+
+	for (i = 0; i < FT_PROBES; i++) {
+		if (g_pause_us)
+			usleep(g_pause_us);
+		empty += bw_probe_poll(g.conn.rxcq, &comp) == -FI_EAGAIN;
+	}
+	printf("probe_polls: %u\n", empty);
+}
+
 static int bw_pp_client(void)
 {
 	double t0 = bw_now();
@@ -287,6 +308,7 @@ static int bw_pp_client(void)
 	       "each poll: %.3f s\n", g.fab.info->fabric_attr->prov_name,
 	       g.total, g.size, g_pause_us, bw_now() - t0);
 	printf("empty_polls: %" PRIu64 "\n", g.empty_polls);
+	bw_probe();
 	return 0;
 }
 

@@ -224,6 +224,13 @@ static FT_COUNTED ssize_t rb_lib_poll(struct fi_cq_tagged_entry *comp,
 	return fi_cq_read(g.ep.cq, comp, max);
 }
 
+/* -C: the same poll, where nothing is left to come (FT_PROBES) */
+static FT_COUNTED ssize_t rb_probe_poll(struct fi_cq_tagged_entry *comp,
+					size_t max)
+{
+	return fi_cq_read(g.ep.cq, comp, max);
+}
+
 static FT_COUNTED ssize_t rb_lib_trecv(size_t slot, uint64_t seq)
 {
 	/* from any source: there is one peer */
@@ -338,6 +345,21 @@ static int rb_pp_wait(uint64_t seq, bool *send_done)
 	return 0;
 }
 
+/* -C: the empty polls, and FT_PROBES more that find nothing to come */
+static void rb_probe(void)
+{
+	struct fi_cq_tagged_entry comp;
+	unsigned int i, empty = 0;
+
+	printf("empty_polls: %" PRIu64 "\n", g_empty_polls);
+	for (i = 0; i < FT_PROBES; i++) {
+		if (g_pause_us)
+			usleep(g_pause_us);
+		empty += rb_probe_poll(&comp, 1) == -FI_EAGAIN;
+	}
+	printf("probe_polls: %u\n", empty);
+}
+
 static int rb_pp_client(void)
 {
 	double *rtt = calloc(ft_opts.iters, sizeof(*rtt));
@@ -373,7 +395,7 @@ static int rb_pp_client(void)
 	       g.size <= g.inject ? "fi_tinject" : "fi_tsend", t0);
 	printf("lat_us: %.2f\n", t0 * 1e6 / (2.0 * ft_opts.iters));
 	if (g_pause_us >= 0)
-		printf("empty_polls: %" PRIu64 "\n", g_empty_polls);
+		rb_probe();
 	return 0;
 }
 

@@ -152,6 +152,27 @@ static FT_COUNTED ssize_t rrb_lib_poll(struct fi_cq_tagged_entry *e,
 	return fi_cq_read(g.ep.cq, e, max);
 }
 
+/* -C: the same poll, where nothing is left to come (FT_PROBES) */
+static FT_COUNTED ssize_t rrb_probe_poll(struct fi_cq_tagged_entry *e,
+					 size_t max)
+{
+	return fi_cq_read(g.ep.cq, e, max);
+}
+
+/* -C: FT_PROBES polls that find nothing to come, behind the same pause */
+static void rrb_probe(void)
+{
+	struct fi_cq_tagged_entry e[16];
+	unsigned int i, empty = 0;
+
+	for (i = 0; i < FT_PROBES; i++) {
+		if (g.pause_us > 0)
+			usleep(g.pause_us);
+		empty += rrb_probe_poll(e, 16) == -FI_EAGAIN;
+	}
+	printf("probe_polls: %u\n", empty);
+}
+
 /* Reap up to the completions in flight; -1 on an error completion. */
 static int rrb_reap(size_t *inflight)
 {
@@ -227,8 +248,10 @@ static int rrb_client(void)
 	t = rrb_now() - t0;
 	if (g.latency) {
 		printf("lat_us: %.2f\n", t * 1e6 / ft_opts.iters);
-		if (g.pause_us >= 0)
+		if (g.pause_us >= 0) {
 			printf("empty_polls: %" PRIu64 "\n", g.empty_polls);
+			rrb_probe();
+		}
 		ft_report_percentiles("lat", rtt, ft_opts.iters, 1);
 		free(rtt);
 	} else

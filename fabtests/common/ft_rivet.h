@@ -39,6 +39,16 @@
 #define FT_COUNTED __attribute__((noinline))
 #endif
 
+/* A -C client's polls that find nothing are counted too, and how many
+ * there are depends on the host's load.  So after its run such a client
+ * polls FT_PROBES more times, each behind the same pause, where nothing
+ * is left to come, through a counted wrapper of its own (PREFIX_probe_*,
+ * which calls the library itself: a wrapper called from another would
+ * toggle callgrind's collection off), and prints "probe_polls: N" (those
+ * that found nothing).  contrib/bench-guest.sh takes the probe wrapper's
+ * cost per poll and subtracts it once for every one of empty_polls. */
+#define FT_PROBES 200
+
 /* Application-side mr_mode bits and mode bits the tests can satisfy. */
 #define FT_MR_MODE (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
 		    FI_MR_PROV_KEY)
