@@ -20,7 +20,9 @@
  * them (access 0 is no remote access; an endpoint without FI_ATOMIC or
  * FI_REMOTE_WRITE is no target), its RMA events count only for a region,
  * range and direction that an RDMA operation of theirs could have had,
- * and its short answer to a fetching atomic fails the fetch.  Each case
+ * and its short answer to a fetching atomic fails the fetch.  A rendezvous
+ * from a buffer whose larger registration the cache holds exposes the
+ * message's bytes only.  Each case
  * in a child of its own.
  */
 #include <arpa/inet.h>
@@ -675,6 +677,104 @@ out:
 	rp_env_close(&env);
 }
 
+/* rp_cached_child: waits for an RTS for len bytes at addr; its key */
+static int rp_rts_for(struct rp *r, const char *name, const void *addr,
+		      size_t len, struct rivet_wire_rts *out)
+{
+	struct ibv_wc wc;
+	const uint8_t *msg;
+
+	if (!ft_check(!rp_poll(r, true, &wc), name, "no RTS came"))
+		return -1;
+	msg = rp_recv_slot(r, (int)wc.wr_id);
+	memcpy(out, msg + sizeof(struct rivet_wire_hdr), sizeof(*out));
+	rp_post_recv(r, (int)wc.wr_id);
+	return ft_check(((const struct rivet_wire_hdr *)msg)->op ==
+			RIVET_OP_RTS && out->nsegs == 1 &&
+			out->segs[0].addr == (uintptr_t)addr &&
+			out->segs[0].len == len, name,
+			"not the RTS expected") ? 0 : -1;
+}
+
+/* rp_cached_child: a FIN that completes the rendezvous of rts */
+static int rp_fin_for(struct rp_env *env, const char *name,
+		      const struct rivet_wire_rts *rts, void *ctx)
+{
+	struct rivet_wire_hdr hdr = { .version = RIVET_WIRE_VERSION,
+				      .op = RIVET_OP_FIN,
+				      .conn_idx = env->raw.peer_idx };
+	struct rivet_wire_fin fin = { .send_id = rts->send_id };
+	struct ft_comp c;
+
+	if (!ft_check(!rp_send(&env->raw, &hdr, &fin, sizeof(fin)), name,
+		      "FIN failed") ||
+	    rp_wait(name, env->p.b.cq, ctx, &c) ||
+	    !ft_check(!c.err, name, "send: %s", ft_comp_str(&c)))
+		return -1;
+	return 0;
+}
+
+/* Rendezvous sends from a buffer without a descriptor, whose registration
+ * the cache keeps: after one of the whole buffer, one of a part of it
+ * hands the peer a key to that part only (not the cached registration of
+ * the whole), and the next send of the same part finds the part's. */
+static void rp_cached_child(void)
+{
+	const char *name = "rawpeer_cached_rendezvous_exposes_the_message";
+	const size_t off = RP_BIG / 4, len = RP_BIG / 4;
+	struct rivet_wire_rts whole, part, again;
+	struct fi_context2 sctx;
+	struct rp_env env;
+	fi_addr_t c2raw;
+	uint8_t *buf = NULL;
+	ssize_t ret;
+	size_t i;
+
+	if (rp_env_open(&env, FT_RDM_CAPS, FI_SEND))
+		goto out;
+	buf = aligned_alloc(4096, RP_BIG);
+	if (!ft_check(buf != NULL, name, "out of memory") ||
+	    rp_listen_for_b(&env, name, &c2raw))
+		goto out;
+	for (i = 0; i < RP_BIG; i++)
+		buf[i] = (uint8_t)(i * 7);
+	ret = FT_RDM_POST(fi_tsend(env.p.b.ep, buf, RP_BIG, NULL, c2raw,
+				   RP_TAG | 5, &sctx));
+	if (!ft_check(!ret, name, "fi_tsend: %zd", ret) ||
+	    !ft_check(!rp_accept(&env.raw), name, "accept failed") ||
+	    rp_rts_for(&env.raw, name, buf, RP_BIG, &whole) ||
+	    rp_fin_for(&env, name, &whole, &sctx))
+		goto out;
+	ret = FT_RDM_POST(fi_tsend(env.p.b.ep, buf + off, len, NULL, c2raw,
+				   RP_TAG | 6, &sctx));
+	if (!ft_check(!ret, name, "fi_tsend: %zd", ret) ||
+	    rp_rts_for(&env.raw, name, buf + off, len, &part) ||
+	    !ft_check(!rp_read(&env.raw, part.segs[0].addr, part.segs[0].rkey,
+			       len), name, "reading the message failed") ||
+	    !ft_check(rp_landing(&env.raw)[len - 1] ==
+		      (uint8_t)((off + len - 1) * 7), name,
+		      "the message read wrong") ||
+	    rp_fin_for(&env, name, &part, &sctx))
+		goto out;
+	ret = FT_RDM_POST(fi_tsend(env.p.b.ep, buf + off, len, NULL, c2raw,
+				   RP_TAG | 7, &sctx));
+	if (!ft_check(!ret, name, "fi_tsend: %zd", ret) ||
+	    rp_rts_for(&env.raw, name, buf + off, len, &again) ||
+	    !ft_check(again.segs[0].rkey == part.segs[0].rkey, name,
+		      "the part's registration was not cached (key 0x%x, "
+		      "then 0x%x): the case tests nothing",
+		      part.segs[0].rkey, again.segs[0].rkey))
+		goto out;
+	/* the bytes before the message, with the message's key */
+	ret = rp_read(&env.raw, (uintptr_t)buf, again.segs[0].rkey, 64);
+	if (ft_check(ret != IBV_WC_SUCCESS, name, "the key of a %zu-byte "
+		     "message reached the %d bytes around it", len, RP_BIG))
+		ft_ok(name);
+out:
+	rp_env_close(&env);
+	free(buf);
+}
+
 /* A peer that never answers a rendezvous (no FIN) must not pin the send
  * and its region for ever: fi_cancel of the send completes it with
  * FI_ECANCELED, its bytes are no one's to read any more, and the
@@ -1304,6 +1404,8 @@ int main(int argc, char **argv)
 		     rp_rma_failing_child);
 	ft_fork_case("rawpeer_cancel_unanswered_rendezvous",
 		     rp_cancel_rndv_child);
+	ft_fork_case("rawpeer_cached_rendezvous_exposes_the_message",
+		     rp_cached_child);
 	ft_fork_case("rawpeer_atomic_region_access", rp_atomic_access_child);
 	ft_fork_case("rawpeer_atomic_target_caps", rp_atomic_caps_child);
 	ft_fork_case("rawpeer_rma_event_forged", rp_rma_event_child);

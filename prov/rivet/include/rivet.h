@@ -667,7 +667,8 @@ bool rivet_mr_rma_event(struct rivet_domain *dom, uint32_t key,
 /* Internal registrations (rivet_mr_monitor.c): a registration of
  * [addr, addr + len) with at least `access`, from the domain's cache when
  * it has one and the caller allows (else made for this use alone), held
- * until rivet_mr_put. */
+ * until rivet_mr_put.  With remote access (its key goes to a peer) a
+ * cached one only if it is of exactly that range. */
 struct rivet_mr_entry;
 int rivet_mr_get(struct rivet_domain *dom, void *addr, size_t len,
 		 int access, bool cacheable, struct rivet_mr_entry **entry_p);

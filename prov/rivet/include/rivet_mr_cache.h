@@ -58,6 +58,12 @@ void rivet_mr_cache_destruct(struct rivet_mr_cache *cache);
 struct rivet_mr_entry *rivet_mr_cache_lookup(struct rivet_mr_cache *cache,
 					     uintptr_t start, uintptr_t end,
 					     int access);
+/* An indexed entry of exactly [start, end) with at least `access`, now
+ * held; NULL when none.  For a registration whose key a peer gets: a
+ * larger one around the range would let it reach more than the range. */
+struct rivet_mr_entry *rivet_mr_cache_lookup_exact(struct rivet_mr_cache *cache,
+						   uintptr_t start,
+						   uintptr_t end, int access);
 /* Indexes a new entry held once (use 1), evicting unused entries (onto the
  * dead list) to stay within the bounds; false when it cannot fit (every
  * entry in use, or larger than max_bytes): the entry stays unindexed. */

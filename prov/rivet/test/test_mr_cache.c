@@ -94,6 +94,45 @@ Test(mr_cache, long_entry_covers_past_short_ones)
 	cache_empty(&c);
 }
 
+/* A registration whose key a peer gets: only one of exactly its range,
+ * never a larger one around it; entries that share a start told apart. */
+Test(mr_cache, exact_lookup_for_exposed_ranges)
+{
+	struct rivet_mr_cache c;
+	struct rivet_mr_entry *big = entry_new(0x10000, 0x20000, A_R);
+	struct rivet_mr_entry *head = entry_new(0x10000, 0x14000, A_R);
+	struct rivet_mr_entry *part = entry_new(0x14000, 0x18000, A_R | A_W);
+
+	cr_assert_eq(rivet_mr_cache_construct(&c, 8, 1 << 20), 0);
+	cr_assert(rivet_mr_cache_insert(&c, big));
+	rivet_mr_cache_release(&c, big);
+	/* inside the big one, not it: no exact entry */
+	cr_assert_null(rivet_mr_cache_lookup_exact(&c, 0x14000, 0x18000,
+						   A_R));
+	cr_assert_null(rivet_mr_cache_lookup_exact(&c, 0x10000, 0x14000,
+						   A_R));
+	cr_assert_eq(rivet_mr_cache_lookup_exact(&c, 0x10000, 0x20000, A_R),
+		     big);
+	rivet_mr_cache_release(&c, big);
+	cr_assert(rivet_mr_cache_insert(&c, head));
+	cr_assert(rivet_mr_cache_insert(&c, part));
+	rivet_mr_cache_release(&c, head);
+	rivet_mr_cache_release(&c, part);
+	cr_assert_eq(rivet_mr_cache_lookup_exact(&c, 0x10000, 0x14000, A_R),
+		     head);
+	cr_assert_eq(rivet_mr_cache_lookup_exact(&c, 0x14000, 0x18000, A_W),
+		     part);
+	cr_assert_null(rivet_mr_cache_lookup_exact(&c, 0x10000, 0x14000,
+						   A_W));
+	cr_assert_null(rivet_mr_cache_lookup_exact(&c, 0x14000, 0x17fff,
+						   A_R));
+	cr_assert_eq(c.stats.hits, 3);
+	cr_assert_eq(c.stats.misses, 4);
+	rivet_mr_cache_release(&c, head);
+	rivet_mr_cache_release(&c, part);
+	cache_empty(&c);
+}
+
 Test(mr_cache, lru_evicts_unused_only)
 {
 	struct rivet_mr_cache c;

@@ -99,6 +99,26 @@ struct rivet_mr_entry *rivet_mr_cache_lookup(struct rivet_mr_cache *cache,
 	return NULL;
 }
 
+struct rivet_mr_entry *rivet_mr_cache_lookup_exact(struct rivet_mr_cache *cache,
+						   uintptr_t start,
+						   uintptr_t end, int access)
+{
+	struct rivet_mr_entry *entry;
+	size_t i = rivet_mr_cache_upper(cache, start);
+
+	while (i-- > 0 && cache->index[i]->start == start) {
+		entry = cache->index[i];
+		if (entry->end != end || (entry->access & access) != access)
+			continue;
+		if (!entry->use++)
+			DL_DELETE(cache->lru, entry);
+		cache->stats.hits++;
+		return entry;
+	}
+	cache->stats.misses++;
+	return NULL;
+}
+
 /* Evicts the least recently used entry; false when none is unused. */
 static bool rivet_mr_cache_evict(struct rivet_mr_cache *cache)
 {

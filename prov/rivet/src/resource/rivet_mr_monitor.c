@@ -314,7 +314,12 @@ int rivet_mr_get(struct rivet_domain *dom, void *addr, size_t len,
 
 	if (cache && !g_mrm.forked) {
 		pthread_mutex_lock(&g_mrm.lock);
-		entry = rivet_mr_cache_lookup(cache, start, start + len,
+		/* a key a peer gets reaches exactly the range asked for */
+		entry = access & (IBV_ACCESS_REMOTE_READ |
+				  IBV_ACCESS_REMOTE_WRITE) ?
+			rivet_mr_cache_lookup_exact(cache, start,
+						    start + len, access) :
+			rivet_mr_cache_lookup(cache, start, start + len,
 					      access);
 		gen = g_mrm.gen;
 		pthread_mutex_unlock(&g_mrm.lock);
