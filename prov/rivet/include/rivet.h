@@ -52,6 +52,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <netinet/in.h>
@@ -180,15 +181,32 @@ void rivet_params_initialize(void);
 #endif
 
 /* ---- locks ---- */
+/*
+ * Lock-held assertions.  A helper that needs a lock held (one named
+ * *_locked, or one whose comment says so) states it with RIVET_HELD (a
+ * struct rivet_lock) or RIVET_MUTEX_HELD (a pthread mutex).  They are
+ * checked in builds configured with --enable-lock-check (contrib/build.sh
+ * --werror: CI's), where a rivet_lock that is on and not held by the
+ * calling thread, or a mutex that no thread holds, aborts with the lock's
+ * and the function's names; elsewhere they cost nothing.  A lock that is
+ * off (FI_THREAD_DOMAIN) counts as held.
+ */
 struct rivet_lock {
 	pthread_spinlock_t l;
 	bool on;
+#ifdef RIVET_LOCK_CHECK
+	bool held;
+	pthread_t owner;	/* while held */
+#endif
 };
 
 static inline void rivet_lock_construct(struct rivet_lock *lk, bool on)
 {
 	pthread_spin_init(&lk->l, PTHREAD_PROCESS_PRIVATE);
 	lk->on = on;
+#ifdef RIVET_LOCK_CHECK
+	lk->held = false;
+#endif
 }
 
 static inline void rivet_lock_destruct(struct rivet_lock *lk)
@@ -198,15 +216,55 @@ static inline void rivet_lock_destruct(struct rivet_lock *lk)
 
 static inline void rivet_lock_acquire(struct rivet_lock *lk)
 {
-	if (lk->on)
+	if (lk->on) {
 		pthread_spin_lock(&lk->l);
+#ifdef RIVET_LOCK_CHECK
+		lk->owner = pthread_self();
+		lk->held = true;
+#endif
+	}
 }
 
 static inline void rivet_lock_release(struct rivet_lock *lk)
 {
-	if (lk->on)
+	if (lk->on) {
+#ifdef RIVET_LOCK_CHECK
+		lk->held = false;
+#endif
 		pthread_spin_unlock(&lk->l);
+	}
 }
+
+#ifdef RIVET_LOCK_CHECK
+static inline bool rivet_lock_held(const struct rivet_lock *lk)
+{
+	return !lk->on || (lk->held && pthread_equal(lk->owner,
+						      pthread_self()));
+}
+
+/* Whether some thread holds m (a pthread mutex cannot tell which). */
+static inline bool rivet_mutex_held(pthread_mutex_t *m)
+{
+	if (pthread_mutex_trylock(m))
+		return true;
+	pthread_mutex_unlock(m);
+	return false;
+}
+
+static inline void rivet_lock_unheld(const char *lock, const char *func)
+{
+	fprintf(stderr, "rivet: %s called without %s held\n", func, lock);
+	abort();
+}
+
+#define RIVET_HELD(lk) \
+	((void)(rivet_lock_held(lk) || (rivet_lock_unheld(#lk, __func__), 0)))
+#define RIVET_MUTEX_HELD(m) \
+	((void)(rivet_mutex_held(m) || (rivet_lock_unheld(#m, __func__), 0)))
+#else
+#define RIVET_HELD(lk) ((void)0)
+#define RIVET_MUTEX_HELD(m) ((void)0)
+#endif
 
 /* ---- devices (rivet_device.c) ---- */
 union rivet_sockaddr {
@@ -1044,6 +1102,7 @@ static inline void rivet_cq_del_source(struct rivet_cq *cq,
 static inline void rivet_cq_defer_locked(struct rivet_cq *cq,
 					 struct rivet_cq_deferred *d)
 {
+	RIVET_HELD(&cq->lock);
 	d->next = cq->deferred;
 	cq->deferred = d;
 }

@@ -436,6 +436,10 @@ static inline void rivet_rdm_unlock(struct rivet_rdm_ep *ep)
 		pthread_mutex_unlock(ep->lockp);
 }
 
+/* The endpoint's lock is held, or off (THE LOCK ORDER, rivet.h) */
+#define RIVET_RDM_HELD(ep) \
+	((void)(!(ep)->locking || (RIVET_MUTEX_HELD((ep)->lockp), 0)))
+
 /* Whether the endpoint takes peers' operations of class cls (FI_RMA,
  * FI_ATOMIC) that need rights (FI_REMOTE_READ, FI_REMOTE_WRITE) of it:
  * fi_getinfo(3), caps with none of FI_READ, FI_WRITE, FI_REMOTE_READ and

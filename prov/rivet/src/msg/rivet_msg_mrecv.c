@@ -73,7 +73,9 @@ static void rivet_mrecv_flush_locked(struct rivet_mrecv *m,
 				     const struct ibv_wc *failed)
 {
 	struct ibv_wc wc = *failed;
-	struct rivet_wr_ctx ctx;
+
+	RIVET_HELD(&cq->lock);
+	RIVET_HELD(&m->lock);	struct rivet_wr_ctx ctx;
 	struct rivet_mrecv_buf *b;
 
 	wc.status = IBV_WC_WR_FLUSH_ERR;

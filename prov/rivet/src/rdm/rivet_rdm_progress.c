@@ -503,6 +503,7 @@ rivet_rdm_progress_pass(struct rivet_rdm_ep *ep)
 
 int rivet_rdm_progress_locked(struct rivet_rdm_ep *ep)
 {
+	RIVET_RDM_HELD(ep);
 	return rivet_rdm_progress_pass(ep);
 }
 

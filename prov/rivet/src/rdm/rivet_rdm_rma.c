@@ -294,6 +294,7 @@ static int rivet_rma_start_locked(struct rivet_rdm_ep *ep,
 	struct rivet_tx_op *op;
 	int ret;
 
+	RIVET_RDM_HELD(ep);
 	op = rivet_tx_op_get(ep);
 	if (!op)
 		return -FI_EAGAIN;
@@ -393,6 +394,7 @@ static int rivet_rma_fast_locked(struct rivet_rdm_ep *ep,
 	struct rivet_tx_op *op = ep->tx_free;
 	struct rivet_conn *conn;
 
+	RIVET_RDM_HELD(ep);
 	if (!op || ep->confirm || (req->flags & slow_flags) ||
 	    (!req->read && (req->flags & FI_DELIVERY_COMPLETE)) ||
 	    !mr || !mr->ibv_mr || (mr->ibv_access & access) != access ||

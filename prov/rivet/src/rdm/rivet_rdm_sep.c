@@ -110,6 +110,7 @@ static void rivet_sep_listen_locked(struct rivet_sep *sep)
 {
 	struct rdma_cm_event *cm;
 
+	RIVET_MUTEX_HELD(&sep->lock);
 	while (!rdma_get_cm_event(sep->cm_channel, &cm))
 		rivet_sep_connreq(sep, cm);
 }

@@ -440,6 +440,8 @@ static int rivet_av_remove_locked(struct rivet_av *av, const fi_addr_t *addrs,
 	struct rivet_av_listener **eps = NULL;
 	size_t i;
 
+	RIVET_MUTEX_HELD(&av->remove_lock);
+	RIVET_MUTEX_HELD(&av->lock);
 	for (i = 0; i < count; i++)
 		if (addrs[i] >= av->count || !av->valid[addrs[i]])
 			return -FI_EINVAL;

@@ -216,6 +216,7 @@ int rivet_cq_poll_locked(struct rivet_cq *cq)
 	struct ibv_wc wcs[RIVET_CQ_POLL_BATCH];
 	int room, n, i, total = 0;
 
+	RIVET_HELD(&cq->lock);
 	if (!cq->hidden &&
 	    !atomic_load_explicit(&cq->msg_eps, memory_order_relaxed))
 		return 0;
@@ -254,6 +255,7 @@ int rivet_cq_grow_locked(struct rivet_cq *cq)
 {
 	int ret = 0;
 
+	RIVET_HELD(&cq->lock);
 	if (cq->count == cq->ring_size)
 		ret = rivet_cq_fifo_grow(&cq->ring, &cq->ring_size, &cq->head,
 					 cq->count);

@@ -20,6 +20,7 @@ static ssize_t rivet_cq_pop_locked(struct rivet_cq *cq, void *buf,
 	size_t i, n = RIVET_MIN(count, cq->count);
 	const struct rivet_cq_entry *e;
 
+	RIVET_HELD(&cq->lock);
 	for (i = 0; i < n; i++) {
 		e = &cq->ring[cq->head];
 		rivet_cq_entry_write(cq->attr.format, e, buf, i);

@@ -66,11 +66,14 @@ static int rivet_mr_close(struct fid *fid)
 struct rivet_mr *rivet_mr_lookup_locked(struct rivet_domain *dom,
 					uint32_t key)
 {
+	RIVET_MUTEX_HELD(&dom->mr_lock);
 	return rivet_u32_map_lookup(dom->mr_keys, key);
 }
 
 void rivet_mr_rma_event_locked(struct rivet_mr *mr, uint64_t flag)
 {
+	if (mr)
+		RIVET_MUTEX_HELD(&mr->domain->mr_lock);
 	if (!mr || !mr->rma_cntr || !(mr->cntr_flags & flag))
 		return;
 	if ((mr->domain->mr_mode & FI_MR_RMA_EVENT) && !mr->enabled)
