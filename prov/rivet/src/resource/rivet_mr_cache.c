@@ -76,6 +76,20 @@ static size_t rivet_mr_cache_find(const struct rivet_mr_cache *cache,
 	return i;
 }
 
+/* A lookup's end: entry (NULL: none) held, and counted as a hit or miss. */
+static struct rivet_mr_entry *rivet_mr_cache_take(struct rivet_mr_cache *cache,
+						  struct rivet_mr_entry *entry)
+{
+	if (!entry) {
+		cache->stats.misses++;
+		return NULL;
+	}
+	if (!entry->use++)
+		DL_DELETE(cache->lru, entry);
+	cache->stats.hits++;
+	return entry;
+}
+
 struct rivet_mr_entry *rivet_mr_cache_lookup(struct rivet_mr_cache *cache,
 					     uintptr_t start, uintptr_t end,
 					     int access)
@@ -88,15 +102,10 @@ struct rivet_mr_entry *rivet_mr_cache_lookup(struct rivet_mr_cache *cache,
 		entry = cache->index[i];
 		if (end - entry->start > cache->max_len)
 			break;
-		if (entry->end < end || (entry->access & access) != access)
-			continue;
-		if (!entry->use++)
-			DL_DELETE(cache->lru, entry);
-		cache->stats.hits++;
-		return entry;
+		if (entry->end >= end && (entry->access & access) == access)
+			return rivet_mr_cache_take(cache, entry);
 	}
-	cache->stats.misses++;
-	return NULL;
+	return rivet_mr_cache_take(cache, NULL);
 }
 
 struct rivet_mr_entry *rivet_mr_cache_lookup_exact(struct rivet_mr_cache *cache,
@@ -108,15 +117,10 @@ struct rivet_mr_entry *rivet_mr_cache_lookup_exact(struct rivet_mr_cache *cache,
 
 	while (i-- > 0 && cache->index[i]->start == start) {
 		entry = cache->index[i];
-		if (entry->end != end || (entry->access & access) != access)
-			continue;
-		if (!entry->use++)
-			DL_DELETE(cache->lru, entry);
-		cache->stats.hits++;
-		return entry;
+		if (entry->end == end && (entry->access & access) == access)
+			return rivet_mr_cache_take(cache, entry);
 	}
-	cache->stats.misses++;
-	return NULL;
+	return rivet_mr_cache_take(cache, NULL);
 }
 
 /* Evicts the least recently used entry; false when none is unused. */
