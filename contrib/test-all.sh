@@ -73,6 +73,7 @@ leg_host() {
 	make -s check || { cat prov/rivet/test/*.log 2>/dev/null; exit 1; }
 	cat prov/rivet/test/test_unit.log 2>/dev/null | tail -3 || true
 	tail -n 2 prov/rivet/test/test_resource.log 2>/dev/null || true
+	tail -n 2 prov/rivet/test/test_rdm.log 2>/dev/null || true
 	echo "== Debian package (contrib/package.sh: dpkg-buildpackage, lintian)"
 	deb=$("$top/contrib/package.sh" | tail -n 1)
 	[ -f "$deb" ] || { echo "test-all.sh: no package built" >&2; exit 1; }

@@ -266,7 +266,7 @@ static inline void rivet_lock_unheld(const char *lock, const char *func)
 #define RIVET_MUTEX_HELD(m) ((void)0)
 #endif
 
-/* ---- devices (rivet_device.c) ---- */
+/* ---- devices (verbs/rivet_verbs_dev.c) ---- */
 union rivet_sockaddr {
 	struct sockaddr sa;
 	struct sockaddr_in sin;
@@ -298,6 +298,7 @@ struct rivet_devs {
 	struct rivet_dev devs[8];
 };
 
+/* Discovery (verbs/rivet_verbs_dev.c). */
 int rivet_devs_get(const struct rivet_devs **devs_p);
 void rivet_devs_finalize(void);
 struct rivet_dev *rivet_dev_lookup_ctx(struct ibv_context *ctx);
@@ -468,8 +469,10 @@ extern struct fi_ops_collective g_rivet_no_collective_ops;
 extern struct fi_ops_rma g_rivet_no_rma_ops;
 extern struct fi_ops_atomic g_rivet_no_atomic_ops;
 int rivet_errno_to_fi(int err);
-/* The verbs seam for CQs (verbs/rivet_verbs_cq.c): 0 or a negative FI_E*
- * code, the error logged; events_ack takes every pending event of a
+/* ---- the verbs seam: libibverbs (verbs/rivet_verbs_ibv.c) and librdmacm
+ * (verbs/rivet_verbs_cm.c); each returns 0 or a negative FI_E* code, the
+ * error logged ---- */
+/* CQs and their channels; events_ack takes every pending event of a
  * nonblocking channel and acknowledges them on cq, returning how many. */
 int rivet_verbs_channel_create(struct ibv_context *ctx,
 			       struct ibv_comp_channel **ch_p);
@@ -480,8 +483,7 @@ int rivet_verbs_cq_resize(struct ibv_cq *cq, int cqe);
 int rivet_verbs_cq_destroy(struct ibv_cq *cq);
 unsigned int rivet_verbs_cq_events_ack(struct ibv_cq *cq,
 				       struct ibv_comp_channel *ch);
-/* The verbs seam for PDs and registrations (verbs/rivet_verbs_mr.c): 0
- * or a negative FI_E* code, the error logged; fork_safe: registrations
+/* PDs and registrations; fork_safe: registrations
  * survive fork (ibv_fork_init done, or a kernel that needs none). */
 int rivet_verbs_pd_alloc(struct ibv_context *ctx, struct ibv_pd **pd_p);
 int rivet_verbs_pd_dealloc(struct ibv_pd *pd);
@@ -491,8 +493,7 @@ int rivet_verbs_mr_reg_iova(struct ibv_pd *pd, void *addr, size_t len,
 			    uint64_t iova, int access, struct ibv_mr **mr_p);
 int rivet_verbs_mr_dereg(struct ibv_mr *mr);
 bool rivet_verbs_fork_safe(void);
-/* The verbs seam for EQs (verbs/rivet_verbs_cm.c): 0 or a negative FI_E*
- * code, the error logged; event_get: -FI_EAGAIN when the (nonblocking)
+/* rdma_cm event channels; event_get: -FI_EAGAIN when the (nonblocking)
  * channel is empty; refuse: rejects a connection request and destroys its
  * id. */
 int rivet_verbs_cm_channel_create(struct rdma_event_channel **ch_p);
@@ -501,6 +502,71 @@ int rivet_verbs_cm_event_get(struct rdma_event_channel *ch,
 			     struct rdma_cm_event **ev_p);
 void rivet_verbs_cm_event_ack(struct rdma_cm_event *ev);
 void rivet_verbs_cm_refuse(struct rdma_cm_id *id);
+/* Endpoints: SRQs; cm_listen: an id of channel ch bound to
+ * src and listening (tos: rivet_id_set_tos's), on device ctx, its address
+ * in name (on failure *id_p, when not NULL, is the caller's to destroy);
+ * cm_qp_destroy: the QP of a connected id. */
+int rivet_verbs_srq_create(struct ibv_pd *pd, uint32_t max_wr,
+			   uint32_t max_sge, struct ibv_srq **srq_p);
+int rivet_verbs_srq_destroy(struct ibv_srq *srq);
+int rivet_verbs_cm_listen(struct rdma_event_channel *ch,
+			  const struct sockaddr *src, int tos, int backlog,
+			  struct ibv_context *ctx, struct rdma_cm_id **id_p,
+			  union rivet_sockaddr *name);
+void rivet_verbs_cm_id_destroy(struct rdma_cm_id *id);
+int rivet_verbs_cm_disconnect(struct rdma_cm_id *id);
+int rivet_verbs_cm_migrate(struct rdma_cm_id *id,
+			   struct rdma_event_channel *ch);
+void rivet_verbs_cm_qp_destroy(struct rdma_cm_id *id);
+/* An outgoing connection's id, of context, bound near src and resolving
+ * dst's address (tos as rivet_id_set_tos; the ACK timeout set); on
+ * failure *id_p, when not NULL, is the caller's to destroy. */
+int rivet_verbs_cm_resolve(struct rdma_event_channel *ch, void *context,
+			   const struct sockaddr *src,
+			   const struct sockaddr *dst, int tos, int timeout_ms,
+			   struct rdma_cm_id **id_p);
+int rivet_verbs_cm_resolve_route(struct rdma_cm_id *id, int timeout_ms);
+/* id->qp made of attr (wr_api: with the extended send API, *qpx_p then
+ * the QP's, where the device has it; else NULL). */
+int rivet_verbs_cm_qp_create(struct rdma_cm_id *id,
+			     struct ibv_qp_init_attr_ex *attr, bool wr_api,
+			     struct ibv_qp_ex **qpx_p);
+int rivet_verbs_cm_connect(struct rdma_cm_id *id, struct rdma_conn_param *p);
+int rivet_verbs_cm_accept(struct rdma_cm_id *id, struct rdma_conn_param *p);
+int rivet_verbs_qp_to_error(struct ibv_qp *qp);
+int rivet_verbs_qp_destroy(struct ibv_qp *qp);
+/* The rdma_cm steps one by one (id_create: *id_p NULL on failure). */
+int rivet_verbs_cm_id_create(struct rdma_event_channel *ch, void *context,
+			     enum rdma_port_space ps, struct rdma_cm_id **id_p);
+int rivet_verbs_cm_bind(struct rdma_cm_id *id, const struct sockaddr *sa);
+int rivet_verbs_cm_listen_on(struct rdma_cm_id *id, int backlog);
+int rivet_verbs_cm_resolve_addr(struct rdma_cm_id *id,
+				const struct sockaddr *src,
+				const struct sockaddr *dst, int timeout_ms);
+int rivet_verbs_cm_reject(struct rdma_cm_id *id, const void *data,
+			  uint8_t len);
+int rivet_verbs_cm_qp_create_plain(struct rdma_cm_id *id, struct ibv_pd *pd,
+				   struct ibv_qp_init_attr *attr);
+/* Datagrams: a UD QP made and ready to send (attr->cap: what it got; on
+ * failure *qp_p, when not NULL, is the caller's to destroy), address
+ * handles, a port's GIDs (-FI_EIO: none at index). */
+int rivet_verbs_ud_qp_create(struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
+			     uint8_t port, uint32_t qkey, struct ibv_qp **qp_p);
+int rivet_verbs_ah_create(struct ibv_pd *pd, struct ibv_ah_attr *attr,
+			  struct ibv_ah **ah_p);
+void rivet_verbs_ah_destroy(struct ibv_ah *ah);
+int rivet_verbs_gid(struct ibv_context *ctx, uint8_t port, int index,
+		    union ibv_gid *gid);
+int rivet_verbs_gid_entry(struct ibv_context *ctx, uint8_t port, int index,
+			  struct ibv_gid_entry *ent);
+/* Which device routes to dst (from src, when not NULL), and its local
+ * address (verbs/rivet_verbs_dev.c): -FI_ENODATA when none. */
+int rivet_verbs_route(const struct sockaddr *src, const struct sockaddr *dst,
+		      int timeout_ms, struct ibv_context **ctx_p,
+		      union rivet_sockaddr *local_p);
+bool rivet_verbs_port_ethernet(struct ibv_context *ctx, uint8_t port);
+int rivet_verbs_qp_query_retry(struct ibv_qp *qp, uint8_t *timeout,
+			       uint8_t *retry_cnt);
 /* rdma_cm leaves min_rnr_timer at 0 (655 ms): a peer that finds no receive
  * posted would stall that long before retrying.  12 is 0.64 ms. */
 #define RIVET_MIN_RNR_TIMER 12
@@ -599,12 +665,6 @@ ssize_t rivet_trig_atomic(struct rivet_domain *dom, struct fid_ep *ep,
 void rivet_trig_run(struct rivet_domain *dom);
 /* An endpoint closes: its operations still waiting go. */
 void rivet_trig_drop_ep(struct rivet_domain *dom, const struct fid_ep *ep);
-
-static inline void rivet_trig_poll(struct rivet_domain *dom)
-{
-	if (atomic_load_explicit(&dom->ntrig, memory_order_relaxed))
-		rivet_trig_run(dom);
-}
 
 static inline uint64_t rivet_now_ns(void)
 {
@@ -879,24 +939,7 @@ static inline struct rivet_cntr *to_rcntr(struct fid_cntr *cntr)
 	return container_of(cntr, struct rivet_cntr, cntr_fid);
 }
 
-static inline void rivet_cntr_inc(struct rivet_cntr *cntr)
-{
-	if (cntr) {
-		atomic_fetch_add_explicit(&cntr->value, 1,
-					  memory_order_release);
-		if (cntr->attr.wait_obj != FI_WAIT_NONE)
-			rivet_wait_signal(&cntr->wait);
-	}
-}
-
-static inline void rivet_cntr_inc_err(struct rivet_cntr *cntr)
-{
-	if (cntr) {
-		atomic_fetch_add_explicit(&cntr->err, 1, memory_order_release);
-		if (cntr->attr.wait_obj != FI_WAIT_NONE)
-			rivet_wait_signal(&cntr->wait);
-	}
-}
+/* rivet_cntr_inc, rivet_cntr_inc_err, rivet_trig_poll: rivet_cntr.h */
 
 /* ---- completion queues (rivet_cq.c) ---- */
 
@@ -1053,12 +1096,7 @@ void rivet_cq_close_hidden(struct rivet_cq *cq);
  * endpoints. */
 void rivet_cq_fast_update(struct rivet_cq *cq);
 /* An MSG endpoint lets go of a CQ it was bound to. */
-static inline void rivet_cq_unbind_msg(struct rivet_cq *cq)
-{
-	atomic_fetch_sub(&cq->msg_eps, 1);
-	rivet_cq_fast_update(cq);
-	atomic_fetch_sub(&cq->refcnt, 1);
-}
+void rivet_cq_unbind_msg(struct rivet_cq *cq);
 /* Polls the verbs CQ into the software ring; returns entries converted. */
 int rivet_cq_progress(struct rivet_cq *cq);
 /* Drops ring entries owned by a closing endpoint (after its QP is gone). */
@@ -1081,21 +1119,8 @@ bool rivet_cq_pending(struct rivet_cq *cq);
 const char *rivet_wc_status_str(int status);
 void rivet_cq_need_lock(struct rivet_cq *cq);
 /* The progress seam: an endpoint's source, driven by this CQ's reads. */
-static inline int rivet_cq_add_source(struct rivet_cq *cq,
-				      struct rivet_progress_src *src)
-{
-	int ret = rivet_progress_set_add(&cq->srcs, src);
-
-	rivet_cq_fast_update(cq);
-	return ret;
-}
-
-static inline void rivet_cq_del_source(struct rivet_cq *cq,
-				       struct rivet_progress_src *src)
-{
-	rivet_progress_set_remove(&cq->srcs, src);
-	rivet_cq_fast_update(cq);
-}
+int rivet_cq_add_source(struct rivet_cq *cq, struct rivet_progress_src *src);
+void rivet_cq_del_source(struct rivet_cq *cq, struct rivet_progress_src *src);
 
 /* Completion hooks (cq->lock held) leave work for later: it runs outside
  * the lock, on the next read (rivet_cq_run_deferred). */

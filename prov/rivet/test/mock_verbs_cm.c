@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A scripted double of the EQ's verbs seam (verbs/rivet_verbs_cm.c) for
+ * A scripted double of the EQ's verbs seam (the event channels of verbs/rivet_verbs_cm.c) for
  * test/test_eq.c: an event channel that hands out the rdma_cm events a
  * test queued, fails on demand, and records the connection requests it
  * was asked to refuse.
@@ -13,14 +13,33 @@
 
 #include "mock_verbs.h"
 
+/* an event and its private data, freed as one */
+struct mock_cm_event {
+	struct rdma_cm_event ev;
+	uint8_t data[256];
+};
+
+void mock_cm_event_of(struct rdma_cm_id *id, enum rdma_cm_event_type type,
+		      int status, const void *data, size_t len)
+{
+	struct mock_cm_event *m = calloc(1, sizeof(*m));
+
+	cr_assert_not_null(m);
+	cr_assert_leq(len, sizeof(m->data));
+	m->ev.id = id;
+	m->ev.event = type;
+	m->ev.status = status;
+	if (len) {
+		memcpy(m->data, data, len);
+		m->ev.param.conn.private_data = m->data;
+		m->ev.param.conn.private_data_len = (uint8_t)len;
+	}
+	g_mock.cm_events[g_mock.cm_tail++ % MOCK_WCS] = &m->ev;
+}
+
 void mock_cm_event(enum rdma_cm_event_type type, int status)
 {
-	struct rdma_cm_event *ev = calloc(1, sizeof(*ev));
-
-	cr_assert_not_null(ev);
-	ev->event = type;
-	ev->status = status;
-	g_mock.cm_events[g_mock.cm_tail++ % MOCK_WCS] = ev;
+	mock_cm_event_of(NULL, type, status, NULL, 0);
 }
 
 int rivet_verbs_cm_channel_create(struct rdma_event_channel **ch_p)

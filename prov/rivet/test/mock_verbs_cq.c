@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A scripted double of the CQ's verbs seam (verbs/rivet_verbs_cq.c) for
+ * A scripted double of the CQ's verbs seam (the CQs of verbs/rivet_verbs_ibv.c) for
  * test/test_cq.c: a "verbs CQ" whose poll hands out the work completions
  * a test queued (through the CQ's context ops, as libibverbs' inline
  * ibv_poll_cq does), channels that are eventfds, and failures on demand.
@@ -38,13 +38,19 @@ void mock_verbs_reset(void)
 	g_mock.ctx.ops.req_notify_cq = mock_req_notify_cq;
 }
 
-void mock_wc(uint64_t wr_id, enum ibv_wc_status status,
-	     enum ibv_wc_opcode opcode, uint32_t len)
+void mock_wc_qp(uint64_t wr_id, enum ibv_wc_status status,
+		enum ibv_wc_opcode opcode, uint32_t len, uint32_t qp_num)
 {
 	g_mock.wcs[g_mock.tail++ % MOCK_WCS] = (struct ibv_wc) {
 		.wr_id = wr_id, .status = status, .opcode = opcode,
-		.byte_len = len, .qp_num = 0x11,
+		.byte_len = len, .qp_num = qp_num,
 	};
+}
+
+void mock_wc(uint64_t wr_id, enum ibv_wc_status status,
+	     enum ibv_wc_opcode opcode, uint32_t len)
+{
+	mock_wc_qp(wr_id, status, opcode, len, 0x11);
 }
 
 int rivet_verbs_channel_create(struct ibv_context *ctx,

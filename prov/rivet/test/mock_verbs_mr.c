@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A scripted double of the verbs seam for PDs and registrations
- * (verbs/rivet_verbs_mr.c) for test/test_mr.c: fake PDs and regions that
+ * (the PDs and regions of verbs/rivet_verbs_ibv.c) for test/test_mr.c: fake PDs and regions that
  * record the rights they were asked for, keys that differ, failures on
  * demand, and counts of what is still registered.
  */

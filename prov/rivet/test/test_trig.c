@@ -11,6 +11,7 @@
 #include <rdma/fi_trigger.h>
 
 #include "rivet.h"
+#include "rivet_cntr.h"
 
 static struct rivet_domain g_dom, g_other;
 static struct rivet_cntr g_cntr;

@@ -78,26 +78,12 @@ static void rivet_getinfo_unmap(const union rivet_sockaddr *in,
 static int rivet_getinfo_route(struct rivet_getinfo_req *req)
 {
 	union rivet_sockaddr rsrc, rdst;
-	struct rdma_cm_id *id;
 	struct sockaddr *src = req->has_src ? &rsrc.sa : NULL;
-	int ret;
 
 	rivet_getinfo_unmap(&req->src, &rsrc);
 	rivet_getinfo_unmap(&req->dst, &rdst);
-	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
-		return -FI_ENODATA;
-	ret = rdma_resolve_addr(id, src, &rdst.sa, RIVET_RESOLVE_TIMEOUT_MS);
-	if (ret || !id->verbs) {
-		RIVET_INFO(CORE, "rdma_resolve_addr: no RDMA route (%d)\n",
-			   ret ? errno : 0);
-		rdma_destroy_id(id);
-		return -FI_ENODATA;
-	}
-	req->route_ctx = id->verbs;
-	memcpy(&req->route_src, rdma_get_local_addr(id),
-	       rivet_addr_len(rdma_get_local_addr(id)));
-	rdma_destroy_id(id);
-	return 0;
+	return rivet_verbs_route(src, &rdst.sa, RIVET_RESOLVE_TIMEOUT_MS,
+				 &req->route_ctx, &req->route_src);
 }
 
 static int rivet_getinfo_addrs(const char *node, const char *service,

@@ -30,12 +30,11 @@ static void rivet_dgram_cm_event(struct rivet_dgram_listener *l,
 	struct rdma_cm_id *req = ev->id;
 	bool is_req = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST;
 
-	rdma_ack_cm_event(ev);
+	rivet_verbs_cm_event_ack(ev);
 	if (!is_req)
 		return;
-	if (rdma_accept(req, &param))	/* sends the SIDR reply */
-		RIVET_WARN_ERRNO(EP_CTRL, "rdma_accept(SIDR)", errno);
-	rdma_destroy_id(req);
+	(void)rivet_verbs_cm_accept(req, &param);	/* the SIDR reply */
+	rivet_verbs_cm_id_destroy(req);
 }
 
 static void *rivet_dgram_cm_thread(void *arg)
@@ -52,7 +51,7 @@ static void *rivet_dgram_cm_thread(void *arg)
 			break;
 		if (pfd[1].revents)
 			break;
-		while (!rdma_get_cm_event(l->ch, &ev))
+		while (!rivet_verbs_cm_event_get(l->ch, &ev))
 			rivet_dgram_cm_event(l, ev);
 	}
 	return NULL;
@@ -67,28 +66,23 @@ static int rivet_dgram_cm_bind(struct rivet_dgram_listener *l,
 	ret = rivet_ud_addr_to_ip(src, &ip);
 	if (ret)
 		return ret;
-	l->ch = rdma_create_event_channel();
-	if (!l->ch)
-		return rivet_errno_to_fi(errno);
-	ret = rivet_wait_nonblock(l->ch->fd);
-	if (ret)
-		return ret;
-	if (rdma_create_id(l->ch, &l->id, NULL, RDMA_PS_UDP))
-		return rivet_errno_to_fi(errno);
-	if (rdma_bind_addr(l->id, &ip.sa) || rdma_listen(l->id, 64)) {
-		ret = errno;
-		RIVET_WARN_ERRNO(EP_CTRL, "rdma_bind_addr/listen(UDP)", ret);
-		return rivet_errno_to_fi(ret);
-	}
-	return 0;
+	ret = rivet_verbs_cm_channel_create(&l->ch);
+	if (!ret)
+		ret = rivet_wait_nonblock(l->ch->fd);
+	if (!ret)
+		ret = rivet_verbs_cm_id_create(l->ch, NULL, RDMA_PS_UDP, &l->id);
+	if (!ret)
+		ret = rivet_verbs_cm_bind(l->id, &ip.sa);
+	if (!ret)
+		ret = rivet_verbs_cm_listen_on(l->id, 64);
+	return ret;
 }
 
 static void rivet_dgram_cm_free(struct rivet_dgram_listener *l)
 {
 	if (l->id)
-		rdma_destroy_id(l->id);
-	if (l->ch)
-		rdma_destroy_event_channel(l->ch);
+		rivet_verbs_cm_id_destroy(l->id);
+	rivet_verbs_cm_channel_destroy(l->ch);
 	if (l->stop_fd >= 0)
 		close(l->stop_fd);
 	free(l);

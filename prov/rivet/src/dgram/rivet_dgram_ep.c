@@ -36,6 +36,7 @@ static int rivet_dgram_ah_make(struct rivet_dgram *ud, fi_addr_t dest,
 	union rivet_sockaddr sa;
 	uint32_t qpn;
 	uint16_t lid;
+	int ret;
 
 	out->ah = NULL;
 	if (rivet_av_addr(ud->av, dest, &sa) ||
@@ -47,11 +48,9 @@ static int rivet_dgram_ah_make(struct rivet_dgram *ud, fi_addr_t dest,
 	if (ud->ep->tos >= 0)
 		attr.grh.traffic_class = (uint8_t)ud->ep->tos;
 	attr.dlid = lid;
-	out->ah = ibv_create_ah(ud->ep->domain->pd, &attr);
-	if (!out->ah) {
-		RIVET_WARN_ERRNO(EP_DATA, "ibv_create_ah", errno);
-		return errno ? rivet_errno_to_fi(errno) : -FI_EHOSTUNREACH;
-	}
+	ret = rivet_verbs_ah_create(ud->ep->domain->pd, &attr, &out->ah);
+	if (ret)
+		return ret;
 	out->qpn = qpn;
 	return 0;
 }
@@ -87,7 +86,7 @@ int rivet_dgram_ah_get(struct rivet_dgram *ud, fi_addr_t dest,
 		ret = rivet_dgram_ah_grow(ud, (size_t)dest + 1);
 	if (ret) {
 		if (made.ah && ret == -FI_ENOMEM)
-			ibv_destroy_ah(made.ah);
+			rivet_verbs_ah_destroy(made.ah);
 		rivet_dgram_ah_unlock(ud);
 		return ret;
 	}
@@ -107,7 +106,7 @@ static void rivet_dgram_addr_removed(struct rivet_av_listener *l,
 
 	rivet_dgram_ah_lock(ud);
 	if (addr < ud->nahs && ud->ahs[addr].ah) {
-		ibv_destroy_ah(ud->ahs[addr].ah);
+		rivet_verbs_ah_destroy(ud->ahs[addr].ah);
 		ud->ahs[addr].ah = NULL;
 	}
 	rivet_dgram_ah_unlock(ud);
@@ -119,7 +118,7 @@ static void rivet_dgram_ahs_destroy(struct rivet_dgram *ud)
 
 	for (i = 0; i < ud->nahs; i++)
 		if (ud->ahs[i].ah)
-			ibv_destroy_ah(ud->ahs[i].ah);
+			rivet_verbs_ah_destroy(ud->ahs[i].ah);
 	free(ud->ahs);
 	ud->ahs = NULL;
 	ud->nahs = 0;
@@ -167,13 +166,12 @@ static int rivet_dgram_gid(struct rivet_ep *ep, struct rivet_dgram *ud)
 	ud->lid = dev->port_attr.lid;
 	if (dev->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
 		ud->gid_index = 0;
-		return ibv_query_gid(dev->ctx, dev->port_num, 0, &ud->gid) ?
-		       -FI_EIO : 0;
+		return rivet_verbs_gid(dev->ctx, dev->port_num, 0, &ud->gid);
 	}
 	if (!dev->naddrs || rivet_ud_addr_from_ip(ip, &want))
 		return -FI_EADDRNOTAVAIL;
 	for (i = 0; i < dev->port_attr.gid_tbl_len; i++) {
-		if (ibv_query_gid_ex(dev->ctx, dev->port_num, i, &ent, 0) ||
+		if (rivet_verbs_gid_entry(dev->ctx, dev->port_num, i, &ent) ||
 		    memcmp(ent.gid.raw, want.sin6_addr.s6_addr, 16))
 			continue;
 		if (ent.gid_type == IBV_GID_TYPE_ROCE_V2) {
@@ -191,27 +189,6 @@ static int rivet_dgram_gid(struct rivet_ep *ep, struct rivet_dgram *ud)
 	ud->gid_index = any;
 	memcpy(ud->gid.raw, want.sin6_addr.s6_addr, 16);
 	ud->roce_ipv4 = IN6_IS_ADDR_V4MAPPED(&want.sin6_addr);
-	return 0;
-}
-
-static int rivet_dgram_qp_rts(struct rivet_ep *ep)
-{
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = ep->domain->dev->port_num,
-		.qkey = RIVET_UD_QKEY,
-	};
-
-	if (ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		return errno;
-	attr.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE))
-		return errno;
-	attr.qp_state = IBV_QPS_RTS;
-	attr.sq_psn = 0;
-	if (ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		return errno;
 	return 0;
 }
 
@@ -235,21 +212,12 @@ static int rivet_dgram_qp_create(struct rivet_ep *ep)
 		attr.srq = ep->srx->srq;
 		attr.cap.max_recv_wr = attr.cap.max_recv_sge = 0;
 	}
-	ep->qp = ibv_create_qp(ep->domain->pd, &attr);
-	if (!ep->qp) {	/* UD may take less inline than the RC probe found */
-		attr.cap.max_inline_data = 0;
-		ep->qp = ibv_create_qp(ep->domain->pd, &attr);
-	}
-	if (!ep->qp) {
-		RIVET_WARN_ERRNO(EP_CTRL, "ibv_create_qp(UD)", errno);
-		return rivet_errno_to_fi(errno);
-	}
+	ret = rivet_verbs_ud_qp_create(ep->domain->pd, &attr,
+				       ep->domain->dev->port_num,
+				       RIVET_UD_QKEY, &ep->qp);
+	if (ret)
+		return ret;
 	ep->inline_size = attr.cap.max_inline_data;
-	ret = rivet_dgram_qp_rts(ep);
-	if (ret) {
-		RIVET_WARN_ERRNO(EP_CTRL, "ibv_modify_qp(UD)", ret);
-		return rivet_errno_to_fi(ret);
-	}
 	RIVET_DBG(EP_CTRL, "ud qp 0x%x created\n", ep->qp->qp_num);
 	return ep->srx ? rivet_srx_attach(ep) : 0;
 }
@@ -263,13 +231,8 @@ static int rivet_dgram_extra_construct(struct rivet_ep *ep,
 	len = ud->extra_stride * ep->rx_size;
 	if (posix_memalign((void **)&ud->rx_extra, 4096, len))
 		return -FI_ENOMEM;
-	ud->rx_extra_mr = ibv_reg_mr(ep->domain->pd, ud->rx_extra, len,
-				     IBV_ACCESS_LOCAL_WRITE);
-	if (!ud->rx_extra_mr) {
-		RIVET_WARN_ERRNO(EP_CTRL, "ibv_reg_mr(grh)", errno);
-		return rivet_errno_to_fi(errno);
-	}
-	return 0;
+	return rivet_verbs_mr_reg(ep->domain->pd, ud->rx_extra, len,
+				  IBV_ACCESS_LOCAL_WRITE, &ud->rx_extra_mr);
 }
 
 static int rivet_dgram_ep_enable(struct rivet_ep *ep)
@@ -359,7 +322,7 @@ static int rivet_dgram_ep_close(struct fid *fid)
 	rivet_dgram_early_free(ud);	/* after its slots flushed */
 	rivet_dgram_ahs_destroy(ud);
 	if (ud->rx_extra_mr)
-		ibv_dereg_mr(ud->rx_extra_mr);
+		rivet_verbs_mr_dereg(ud->rx_extra_mr);
 	free(ud->rx_extra);
 	pthread_mutex_destroy(&ud->ah_lock);
 	free(ud);

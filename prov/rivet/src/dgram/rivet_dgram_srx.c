@@ -57,6 +57,7 @@ int rivet_srx_dgram_construct(struct rivet_srx *srx)
 	const struct rivet_dev *dev = srx->domain->dev;
 	size_t len;
 	uint32_t i;
+	int ret;
 
 	srx->mtu = rivet_ud_mtu_bytes(dev->port_attr.active_mtu);
 	srx->extra_stride = (RIVET_UD_GRH_LEN + srx->mtu + 63) &
@@ -67,10 +68,10 @@ int rivet_srx_dgram_construct(struct rivet_srx *srx)
 	if (!srx->recvs || !srx->arrived ||
 	    posix_memalign((void **)&srx->extra, 4096, len))
 		return -FI_ENOMEM;
-	srx->extra_mr = ibv_reg_mr(srx->domain->pd, srx->extra, len,
-				   IBV_ACCESS_LOCAL_WRITE);
-	if (!srx->extra_mr)
-		return rivet_errno_to_fi(errno);
+	ret = rivet_verbs_mr_reg(srx->domain->pd, srx->extra, len,
+				 IBV_ACCESS_LOCAL_WRITE, &srx->extra_mr);
+	if (ret)
+		return ret;
 	for (i = 0; i < srx->size; i++)
 		rivet_srx_dgram_repost(srx, i);
 	srx->nfree = 0;
@@ -80,7 +81,7 @@ int rivet_srx_dgram_construct(struct rivet_srx *srx)
 void rivet_srx_dgram_destruct(struct rivet_srx *srx)
 {
 	if (srx->extra_mr)
-		ibv_dereg_mr(srx->extra_mr);
+		rivet_verbs_mr_dereg(srx->extra_mr);
 	srx->extra_mr = NULL;
 	free(srx->extra);
 	free(srx->recvs);

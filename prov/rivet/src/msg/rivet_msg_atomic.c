@@ -23,6 +23,7 @@
 
 #include "rivet.h"
 #include "rivet_atomic.h"
+#include "rivet_cntr.h"
 
 struct rivet_msg_emu {
 	struct rivet_wc_hook hook;	/* each step's work completion */

@@ -91,14 +91,11 @@ static int rivet_ep_connect(struct fid_ep *fid, const void *addr,
 		return ret;
 	memcpy(&ep->dst, sa, rivet_addr_len(sa));
 	ep->state = RIVET_EP_CONNECTING;
-	if (rdma_resolve_addr(ep->id, NULL, &ep->dst.sa,
-			      RIVET_CM_TIMEOUT_MS)) {
-		ret = errno;
+	ret = rivet_verbs_cm_resolve_addr(ep->id, NULL, &ep->dst.sa,
+					  RIVET_CM_TIMEOUT_MS);
+	if (ret)
 		ep->state = RIVET_EP_ENABLED;
-		RIVET_WARN_ERRNO(EP_CTRL, "rdma_resolve_addr", ret);
-		return rivet_errno_to_fi(ret);
-	}
-	return 0;
+	return ret;
 }
 
 static int rivet_ep_accept(struct fid_ep *fid, const void *param,
@@ -126,18 +123,16 @@ static int rivet_ep_accept(struct fid_ep *fid, const void *param,
 	rivet_cm_conn_param(ep, &cp);
 	ep->state = RIVET_EP_ACCEPTING;
 	rivet_id_set_ack_timeout(ep->id);
-	if (rdma_accept(ep->id, &cp)) {
-		ret = errno;
+	ret = rivet_verbs_cm_accept(ep->id, &cp);
+	if (ret)
 		ep->state = RIVET_EP_ENABLED;
-		RIVET_WARN_ERRNO(EP_CTRL, "rdma_accept", ret);
-		return rivet_errno_to_fi(ret);
-	}
-	return 0;
+	return ret;
 }
 
 static int rivet_ep_shutdown(struct fid_ep *fid, uint64_t flags)
 {
 	struct rivet_ep *ep = to_rep(fid);
+	int ret;
 
 	if (flags)
 		return -FI_EBADFLAGS;
@@ -146,9 +141,8 @@ static int rivet_ep_shutdown(struct fid_ep *fid, uint64_t flags)
 	    ep->state != RIVET_EP_ACCEPTING)
 		return ep->state == RIVET_EP_SHUTDOWN ? 0 : -FI_EOPBADSTATE;
 	ep->state = RIVET_EP_SHUTDOWN;
-	if (rdma_disconnect(ep->id) && errno != EINVAL)
-		return rivet_errno_to_fi(errno);
-	return 0;
+	ret = rivet_verbs_cm_disconnect(ep->id);
+	return ret == -FI_EINVAL ? 0 : ret;	/* not yet connected */
 }
 
 static int rivet_ep_getname(fid_t fid, void *addr, size_t *addrlen)
@@ -259,8 +253,7 @@ static void rivet_cm_connreq(struct rivet_pep *pep,
 	return;
 reject:
 	RIVET_WARN(EP_CTRL, "out of memory: rejecting a connection\n");
-	rdma_reject(cr->id, NULL, 0);
-	rdma_destroy_id(cr->id);
+	rivet_verbs_cm_refuse(cr->id);
 	free(ev);
 	free(req);
 }
@@ -286,17 +279,14 @@ static void rivet_cm_route(struct rivet_ep *ep, struct rdma_cm_event *cm)
 	int ret;
 
 	if (cm->event == RDMA_CM_EVENT_ADDR_RESOLVED)
-		ret = rdma_resolve_route(ep->id, RIVET_CM_TIMEOUT_MS);
+		ret = rivet_verbs_cm_resolve_route(ep->id, RIVET_CM_TIMEOUT_MS);
 	else {
 		rivet_cm_conn_param(ep, &cp);
-		ret = rdma_connect(ep->id, &cp);
+		ret = rivet_verbs_cm_connect(ep->id, &cp);
 	}
 	if (ret) {
-		ret = errno;
-		RIVET_WARN_ERRNO(EP_CTRL, "rdma_resolve_route/connect", ret);
 		ep->state = RIVET_EP_ERROR;
-		rivet_ep_push_event(ep, FI_CONNECTED, -rivet_errno_to_fi(ret),
-				    ret, NULL, 0);
+		rivet_ep_push_event(ep, FI_CONNECTED, -ret, -ret, NULL, 0);
 	}
 }
 
@@ -336,7 +326,7 @@ static void rivet_cm_error(struct rivet_ep *ep, struct rdma_cm_event *cm)
 static void rivet_cm_disconnected(struct rivet_ep *ep)
 {
 	if (ep->state != RIVET_EP_SHUTDOWN)
-		rdma_disconnect(ep->id);
+		rivet_verbs_cm_disconnect(ep->id);
 	ep->state = RIVET_EP_SHUTDOWN;
 	if (ep->shutdown_reported)
 		return;
@@ -380,13 +370,12 @@ static void rivet_cm_handle_connreq(struct rdma_cm_event *cm)
 				sizeof(cr.data));
 	if (cm->param.conn.private_data)
 		memcpy(cr.data, cm->param.conn.private_data, cr.data_len);
-	rdma_ack_cm_event(cm);
+	rivet_verbs_cm_event_ack(cm);
 	if (fid && fid->fclass == FI_CLASS_PEP) {
 		rivet_cm_connreq(container_of(fid, struct rivet_pep,
 					      pep_fid.fid), &cr);
 	} else {
-		rdma_reject(cr.id, NULL, 0);
-		rdma_destroy_id(cr.id);
+		rivet_verbs_cm_refuse(cr.id);
 	}
 }
 
@@ -405,5 +394,5 @@ void rivet_cm_handle_event(struct rivet_eq *eq, struct rdma_cm_event *cm)
 	else
 		RIVET_DBG(EP_CTRL, "%s on an unclaimed id\n",
 			  rdma_event_str(cm->event));
-	rdma_ack_cm_event(cm);
+	rivet_verbs_cm_event_ack(cm);
 }

@@ -121,20 +121,19 @@ int rivet_ep_ring_construct(struct rivet_wr_ring *ring, size_t size)
 int rivet_ep_bounce_construct(struct rivet_ep *ep)
 {
 	size_t len = ep->tx_size * ep->inject_size;
+	int ret;
 
 	if (ep->inject_size <= ep->inline_size)
 		return 0;
 	if (posix_memalign((void **)&ep->bounce, 4096, len))
 		return -FI_ENOMEM;
-	ep->bounce_mr = ibv_reg_mr(ep->domain->pd, ep->bounce, len,
-				   IBV_ACCESS_LOCAL_WRITE);
-	if (!ep->bounce_mr) {
-		RIVET_WARN_ERRNO(EP_CTRL, "ibv_reg_mr(bounce)", errno);
+	ret = rivet_verbs_mr_reg(ep->domain->pd, ep->bounce, len,
+				 IBV_ACCESS_LOCAL_WRITE, &ep->bounce_mr);
+	if (ret) {
 		free(ep->bounce);
 		ep->bounce = NULL;
-		return rivet_errno_to_fi(errno);
 	}
-	return 0;
+	return ret;
 }
 
 /* Verbs atomics always write the old value somewhere: fi_atomic's (which
@@ -142,18 +141,17 @@ int rivet_ep_bounce_construct(struct rivet_ep *ep)
 static int rivet_ep_scratch_construct(struct rivet_ep *ep)
 {
 	size_t len = ep->tx_size * sizeof(*ep->scratch);
+	int ret;
 
 	if (posix_memalign((void **)&ep->scratch, 4096, len))
 		return -FI_ENOMEM;
-	ep->scratch_mr = ibv_reg_mr(ep->domain->pd, ep->scratch, len,
-				    IBV_ACCESS_LOCAL_WRITE);
-	if (!ep->scratch_mr) {
-		RIVET_WARN_ERRNO(EP_CTRL, "ibv_reg_mr(scratch)", errno);
+	ret = rivet_verbs_mr_reg(ep->domain->pd, ep->scratch, len,
+				 IBV_ACCESS_LOCAL_WRITE, &ep->scratch_mr);
+	if (ret) {
 		free(ep->scratch);
 		ep->scratch = NULL;
-		return rivet_errno_to_fi(errno);
 	}
-	return 0;
+	return ret;
 }
 
 /* Endpoints may leave a direction without a CQ: give it a hidden one so the
@@ -207,28 +205,25 @@ static int rivet_ep_create_id(struct rivet_ep *ep)
 	if (ep->connreq) {
 		ep->id = ep->connreq->id;
 		ep->id->context = &ep->ep_fid.fid;
-		if (ep->id->channel != ep->eq->channel &&
-		    rdma_migrate_id(ep->id, ep->eq->channel))
-			return rivet_errno_to_fi(errno);
-		return 0;
+		return ep->id->channel == ep->eq->channel ? 0 :
+		       rivet_verbs_cm_migrate(ep->id, ep->eq->channel);
 	}
-	if (rdma_create_id(ep->eq->channel, &ep->id, &ep->ep_fid.fid,
-			   RDMA_PS_TCP))
-		return rivet_errno_to_fi(errno);
+	ret = rivet_verbs_cm_id_create(ep->eq->channel, &ep->ep_fid.fid,
+				       RDMA_PS_TCP, &ep->id);
+	if (ret)
+		return ret;
 	rivet_id_set_tos(ep->id, ep->tos);
 	rivet_id_set_ack_timeout(ep->id);
 	if (!ep->src.sa.sa_family) {
 		memcpy(&ep->src, &dev->addrs[0].addr,
 		       rivet_addr_len(&dev->addrs[0].addr.sa));
 	}
-	if (rdma_bind_addr(ep->id, &ep->src.sa)) {
-		ret = errno;
-		RIVET_WARN_ERRNO(EP_CTRL, "rdma_bind_addr", ret);
-		rdma_destroy_id(ep->id);
+	ret = rivet_verbs_cm_bind(ep->id, &ep->src.sa);
+	if (ret) {
+		rivet_verbs_cm_id_destroy(ep->id);
 		ep->id = NULL;
-		return rivet_errno_to_fi(ret);
 	}
-	return 0;
+	return ret;
 }
 
 static int rivet_ep_create_qp(struct rivet_ep *ep)
@@ -245,6 +240,7 @@ static int rivet_ep_create_qp(struct rivet_ep *ep)
 			.max_inline_data = ep->domain->dev->max_inline,
 		},
 	};
+	int ret;
 
 	if (ep->id->verbs != ep->domain->dev->ctx) {
 		RIVET_WARN(EP_CTRL, "endpoint address is not on device %s\n",
@@ -255,10 +251,9 @@ static int rivet_ep_create_qp(struct rivet_ep *ep)
 		attr.srq = ep->srx->srq;
 		attr.cap.max_recv_wr = attr.cap.max_recv_sge = 0;
 	}
-	if (rdma_create_qp(ep->id, ep->domain->pd, &attr)) {
-		RIVET_WARN_ERRNO(EP_CTRL, "rdma_create_qp", errno);
-		return rivet_errno_to_fi(errno);
-	}
+	ret = rivet_verbs_cm_qp_create_plain(ep->id, ep->domain->pd, &attr);
+	if (ret)
+		return ret;
 	ep->qp = ep->id->qp;
 	ep->inline_size = attr.cap.max_inline_data;
 	RIVET_DBG(EP_CTRL, "qp 0x%x created\n", ep->qp->qp_num);
@@ -363,18 +358,17 @@ static bool rivet_ep_rings_empty(struct rivet_ep *ep)
  */
 void rivet_ep_destroy_qp(struct rivet_ep *ep)
 {
-	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	int i;
 
-	if (!ibv_modify_qp(ep->qp, &attr, IBV_QP_STATE))
+	if (!rivet_verbs_qp_to_error(ep->qp))
 		for (i = 0; i < 1000 && !rivet_ep_rings_empty(ep); i++) {
 			rivet_cq_progress(ep->tx_cq);
 			rivet_cq_progress(ep->rx_cq);
 		}
 	if (ep->id)
-		rdma_destroy_qp(ep->id);
+		rivet_verbs_cm_qp_destroy(ep->id);
 	else
-		ibv_destroy_qp(ep->qp);	/* DGRAM: a QP of its own */
+		rivet_verbs_qp_destroy(ep->qp);	/* DGRAM: a QP of its own */
 	ep->qp = NULL;
 	rivet_cq_purge_ep(ep->tx_cq, ep);
 	if (ep->rx_cq != ep->tx_cq)
@@ -401,15 +395,15 @@ int rivet_ep_close(struct fid *fid)
 	if (ep->state != RIVET_EP_IDLE)
 		rivet_ep_attach_cntrs(ep, false);
 	if (ep->id)
-		rdma_destroy_id(ep->id);
+		rivet_verbs_cm_id_destroy(ep->id);
 	else if (ep->connreq)
-		rdma_destroy_id(ep->connreq->id);
+		rivet_verbs_cm_id_destroy(ep->connreq->id);
 	free(ep->connreq);
 	if (ep->bounce_mr)
-		ibv_dereg_mr(ep->bounce_mr);
+		rivet_verbs_mr_dereg(ep->bounce_mr);
 	free(ep->bounce);
 	if (ep->scratch_mr)
-		ibv_dereg_mr(ep->scratch_mr);
+		rivet_verbs_mr_dereg(ep->scratch_mr);
 	free(ep->scratch);
 	free(ep->tx_ring.ctxs);
 	free(ep->rx_ring.ctxs);

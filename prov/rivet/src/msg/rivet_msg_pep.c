@@ -14,7 +14,7 @@ static int rivet_pep_close(struct fid *fid)
 					     pep_fid.fid);
 
 	if (pep->id)
-		rdma_destroy_id(pep->id);
+		rivet_verbs_cm_id_destroy(pep->id);
 	if (pep->eq)
 		atomic_fetch_sub(&pep->eq->refcnt, 1);
 	atomic_fetch_sub(&pep->fabric->refcnt, 1);
@@ -58,20 +58,19 @@ static int rivet_pep_bind_addr(struct rivet_pep *pep)
 {
 	int ret;
 
-	if (rdma_create_id(pep->eq->channel, &pep->id, &pep->pep_fid.fid,
-			   RDMA_PS_TCP))
-		return rivet_errno_to_fi(errno);
+	ret = rivet_verbs_cm_id_create(pep->eq->channel, &pep->pep_fid.fid,
+				       RDMA_PS_TCP, &pep->id);
+	if (ret)
+		return ret;
 	rivet_id_set_tos(pep->id, pep->tos);
 	if (!pep->src.sa.sa_family)
 		pep->src.sin.sin_family = AF_INET;	/* wildcard */
-	if (rdma_bind_addr(pep->id, &pep->src.sa)) {
-		ret = errno;
-		RIVET_WARN_ERRNO(EP_CTRL, "rdma_bind_addr", ret);
-		rdma_destroy_id(pep->id);
+	ret = rivet_verbs_cm_bind(pep->id, &pep->src.sa);
+	if (ret) {
+		rivet_verbs_cm_id_destroy(pep->id);
 		pep->id = NULL;
-		return rivet_errno_to_fi(ret);
 	}
-	return 0;
+	return ret;
 }
 
 static int rivet_pep_listen(struct fid_pep *fid)
@@ -90,11 +89,9 @@ static int rivet_pep_listen(struct fid_pep *fid)
 		if (ret)
 			return ret;
 	}
-	if (rdma_listen(pep->id, pep->backlog)) {
-		ret = errno;
-		RIVET_WARN_ERRNO(EP_CTRL, "rdma_listen", ret);
-		return rivet_errno_to_fi(ret);
-	}
+	ret = rivet_verbs_cm_listen_on(pep->id, pep->backlog);
+	if (ret)
+		return ret;
 	pep->listening = true;
 	return 0;
 }
@@ -140,9 +137,8 @@ static int rivet_pep_reject(struct fid_pep *fid, fid_t handle,
 	ret = rivet_cm_data_pack(param, paramlen, buf, sizeof(buf), &len);
 	if (ret)
 		return ret;
-	if (rdma_reject(req->id, buf, len))
-		ret = rivet_errno_to_fi(errno);
-	rdma_destroy_id(req->id);
+	ret = rivet_verbs_cm_reject(req->id, buf, (uint8_t)len);
+	rivet_verbs_cm_id_destroy(req->id);
 	free(req);
 	return ret;
 }
@@ -270,7 +266,7 @@ int rivet_pep_surrender(struct fid *handle, union rivet_sockaddr *addr_p)
 	if (rivet_addr_len(sa))
 		memcpy(addr_p, sa, rivet_addr_len(sa));
 	if (pep->id) {
-		rdma_destroy_id(pep->id);
+		rivet_verbs_cm_id_destroy(pep->id);
 		pep->id = NULL;
 	}
 	pep->listening = false;

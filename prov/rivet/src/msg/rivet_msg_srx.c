@@ -37,11 +37,9 @@ static int rivet_srx_close(struct fid *fid)
 	if (atomic_load(&srx->refcnt))
 		return -FI_EBUSY;
 	/* its receives never complete: nobody takes them any more */
-	ret = ibv_destroy_srq(srx->srq);
-	if (ret) {
-		RIVET_WARN_ERRNO(EP_CTRL, "ibv_destroy_srq", ret);
-		return rivet_errno_to_fi(ret);
-	}
+	ret = rivet_verbs_srq_destroy(srx->srq);
+	if (ret)
+		return ret;
 	rivet_srx_dgram_destruct(srx);
 	free(srx->ctxs);
 	free(srx->free_idx);
@@ -246,8 +244,8 @@ static struct fi_ops_ep g_rivet_srx_ep_ops = {
 static int rivet_srx_construct(struct rivet_srx *srx, size_t size)
 {
 	const struct rivet_dev *dev = srx->domain->dev;
-	struct ibv_srq_init_attr sattr = { 0 };
 	size_t i;
+	int ret;
 
 	srx->size = RIVET_MIN(size, (size_t)dev->attr.max_srq_wr);
 	srx->ctxs = calloc(srx->size, sizeof(*srx->ctxs));
@@ -257,14 +255,11 @@ static int rivet_srx_construct(struct rivet_srx *srx, size_t size)
 	for (i = 0; i < srx->size; i++)
 		srx->free_idx[i] = (uint32_t)(srx->size - 1 - i);
 	srx->nfree = srx->size;
-	sattr.attr.max_wr = (uint32_t)srx->size;
-	sattr.attr.max_sge = srx->type == FI_EP_DGRAM ? 1 :
-			     (uint32_t)srx->iov_limit;
-	srx->srq = ibv_create_srq(srx->domain->pd, &sattr);
-	if (!srx->srq) {
-		RIVET_WARN_ERRNO(EP_CTRL, "ibv_create_srq", errno);
-		return rivet_errno_to_fi(errno);
-	}
+	ret = rivet_verbs_srq_create(srx->domain->pd, (uint32_t)srx->size,
+				     srx->type == FI_EP_DGRAM ? 1 :
+				     (uint32_t)srx->iov_limit, &srx->srq);
+	if (ret)
+		return ret;
 	return srx->type == FI_EP_DGRAM ? rivet_srx_dgram_construct(srx) : 0;
 }
 
@@ -307,7 +302,7 @@ int rivet_srx_open(struct rivet_domain *dom, enum fi_ep_type type,
 						   g_rivet_params.rx_size);
 	if (ret) {
 		if (srx->srq)
-			ibv_destroy_srq(srx->srq);
+			rivet_verbs_srq_destroy(srx->srq);
 		srx->srq = NULL;
 		rivet_srx_dgram_destruct(srx);
 		free(srx->ctxs);

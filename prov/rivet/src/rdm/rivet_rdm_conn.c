@@ -109,21 +109,12 @@ static int rivet_conn_create_qp(struct rivet_conn *conn)
 		.send_ops_flags = IBV_QP_EX_WITH_SEND,
 	};
 
-	/* The short injects' API where the device offers it (a device that
-	 * does not fails that create, and gets the plain QP). */
-	conn->inj_qpx = NULL;
-	if (g_rivet_params.wr_api && !rdma_create_qp_ex(conn->id, &attr)) {
-		conn->inj_qpx = ibv_qp_to_qp_ex(conn->id->qp);
-		if (!conn->inj_qpx || !conn->inj_qpx->wr_send ||
-		    !conn->inj_qpx->wr_set_inline_data)
-			conn->inj_qpx = NULL;
-	} else {
-		attr.comp_mask = IBV_QP_INIT_ATTR_PD;
-		if (rdma_create_qp_ex(conn->id, &attr)) {
-			RIVET_WARN_ERRNO(EP_CTRL, "rdma_create_qp", errno);
-			return rivet_errno_to_fi(errno);
-		}
-	}
+	int ret;
+
+	ret = rivet_verbs_cm_qp_create(conn->id, &attr, g_rivet_params.wr_api,
+				       &conn->inj_qpx);
+	if (ret)
+		return ret;
 	conn->qp = conn->id->qp;
 	conn->qp_num = conn->qp->qp_num;
 	return 0;
@@ -203,16 +194,9 @@ static int rivet_conn_start(struct rivet_rdm_ep *ep, struct rivet_conn *conn,
 	union rivet_sockaddr src = ep->name;
 
 	rivet_addr_set_port(&src.sa, 0);
-	if (rdma_create_id(ep->cm_channel, &conn->id, conn, RDMA_PS_TCP))
-		return rivet_errno_to_fi(errno);
-	rivet_id_set_tos(conn->id, ep->tos);
-	rivet_id_set_ack_timeout(conn->id);
-	if (rdma_resolve_addr(conn->id, &src.sa, (struct sockaddr *)&dst->sa,
-			      RIVET_CONN_TIMEOUT_MS)) {
-		RIVET_WARN_ERRNO(EP_CTRL, "rdma_resolve_addr", errno);
-		return rivet_errno_to_fi(errno);
-	}
-	return 0;
+	return rivet_verbs_cm_resolve(ep->cm_channel, conn, &src.sa, &dst->sa,
+				      ep->tos, RIVET_CONN_TIMEOUT_MS,
+				      &conn->id);
 }
 
 /* A connection the peer at addr made to us and that is up: the first
@@ -401,7 +385,6 @@ static void rivet_conn_drain(struct rivet_conn *conn)
 void rivet_conn_fail(struct rivet_conn *conn, int err)
 {
 	struct rivet_rdm_ep *ep = conn->ep;
-	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	bool was_up = conn->state == RIVET_CONN_UP;
 	struct rivet_conn **slot;
 
@@ -416,13 +399,13 @@ void rivet_conn_fail(struct rivet_conn *conn, int err)
 		*slot = NULL;
 	/* the QP is released once drained, and a linger later */
 	if (conn->qp) {
-		ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
+		rivet_verbs_qp_to_error(conn->qp);
 		rivet_conn_drain(conn);
 	}
 	/* the peer hears of it now (DISCONNECTED), not when its next
 	 * operation on the dead QP runs out of retries: it reconnects */
 	if (was_up && err != FI_ECONNRESET)
-		rdma_disconnect(conn->id);
+		rivet_verbs_cm_disconnect(conn->id);
 	rivet_conn_fail_ops(conn, err);
 	rivet_rndv_retry_deferred(conn);	/* fails the deferred reads */
 }
@@ -432,9 +415,9 @@ void rivet_conn_destroy(struct rivet_conn *conn)
 	struct rivet_ctrl *c, *tmp;
 
 	if (conn->qp)
-		rdma_destroy_qp(conn->id);
+		rivet_verbs_cm_qp_destroy(conn->id);
 	if (conn->id)
-		rdma_destroy_id(conn->id);
+		rivet_verbs_cm_id_destroy(conn->id);
 	DL_FOREACH_SAFE(conn->deferred, c, tmp) {
 		DL_DELETE(conn->deferred, c);
 		if (c->rndv)
@@ -452,17 +435,14 @@ void rivet_conn_destroy(struct rivet_conn *conn)
 /* What bounds the detection of a dead peer on this connection. */
 static void rivet_conn_log_up(struct rivet_conn *conn)
 {
-	struct ibv_qp_attr attr;
-	struct ibv_qp_init_attr init;
+	uint8_t timeout, retry_cnt;
 
 	if (!fi_log_enabled(&g_rivet_prov, FI_LOG_INFO, FI_LOG_EP_CTRL) ||
-	    ibv_query_qp(conn->qp, &attr, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT,
-			 &init))
+	    rivet_verbs_qp_query_retry(conn->qp, &timeout, &retry_cnt))
 		return;
 	RIVET_INFO(EP_CTRL, "connection %u up, qp 0x%x: ack timeout %u "
 		   "(4.096 us * 2^%u), %u retries; short injects by %s\n",
-		   conn->idx, conn->qp_num, attr.timeout, attr.timeout,
-		   attr.retry_cnt,
+		   conn->idx, conn->qp_num, timeout, timeout, retry_cnt,
 		   conn->inj_qpx ? "ibv_wr_send" : "ibv_post_send");
 }
 
@@ -549,7 +529,7 @@ static void rivet_conn_connect(struct rivet_conn *conn)
 	rivet_conn_replaced(conn, req.replaces);
 	memcpy(req.addr, &conn->ep->name, RIVET_MIN(alen, sizeof(req.addr)));
 	rivet_conn_param(conn, &req, sizeof(req), &p);
-	if (rivet_conn_create_qp(conn) || rdma_connect(conn->id, &p))
+	if (rivet_conn_create_qp(conn) || rivet_verbs_cm_connect(conn->id, &p))
 		rivet_conn_fail(conn, FI_ECONNABORTED);
 }
 
@@ -621,15 +601,14 @@ void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 	acc.conn_idx = conn->idx;
 	rivet_conn_param(conn, &acc, sizeof(acc), &p);
 	rivet_id_set_ack_timeout(id);
-	if (rivet_conn_create_qp(conn) || rdma_accept(id, &p)) {
+	if (rivet_conn_create_qp(conn) || rivet_verbs_cm_accept(id, &p)) {
 		rivet_conn_set_state(conn, RIVET_CONN_CLOSED);
 		return;
 	}
 	rivet_conn_src(conn);
 	return;
 reject:
-	rdma_reject(id, NULL, 0);
-	rdma_destroy_id(id);
+	rivet_verbs_cm_refuse(id);
 }
 
 static void rivet_conn_connreq(struct rivet_rdm_ep *ep,
@@ -641,20 +620,18 @@ static void rivet_conn_connreq(struct rivet_rdm_ep *ep,
 	memcpy(&req, cm->param.conn.private_data,
 	       RIVET_MIN((size_t)cm->param.conn.private_data_len,
 			 sizeof(req)));
-	rdma_ack_cm_event(cm);
+	rivet_verbs_cm_event_ack(cm);
 	if (req.magic != RIVET_CONN_MAGIC ||
 	    req.version != RIVET_WIRE_VERSION) {
 		RIVET_WARN(EP_CTRL, "connection request from a non-rivet "
 			   "peer rejected\n");
-		rdma_reject(id, NULL, 0);
-		rdma_destroy_id(id);
+		rivet_verbs_cm_refuse(id);
 		return;
 	}
 	if (req.rx_idx) {	/* a scalable endpoint's context: not us */
 		RIVET_INFO(EP_CTRL, "connection request for receive context "
 			   "%u rejected: the endpoint has one\n", req.rx_idx);
-		rdma_reject(id, NULL, 0);
-		rdma_destroy_id(id);
+		rivet_verbs_cm_refuse(id);
 		return;
 	}
 	rivet_conn_accept(ep, id, &req);
@@ -675,10 +652,11 @@ static void rivet_conn_event(struct rivet_conn *conn,
 			   rdma_event_str(cm->event),
 			   conn->state == RIVET_CONN_UP ? "up" : "closed");
 		if (cm->event == RDMA_CM_EVENT_ESTABLISHED)
-			rdma_disconnect(conn->id);
+			rivet_verbs_cm_disconnect(conn->id);
 		break;
 	case RIVET_CONN_STEP_RESOLVE_ROUTE:
-		if (rdma_resolve_route(conn->id, RIVET_CONN_TIMEOUT_MS))
+		if (rivet_verbs_cm_resolve_route(conn->id,
+						 RIVET_CONN_TIMEOUT_MS))
 			rivet_conn_fail(conn, FI_EHOSTUNREACH);
 		break;
 	case RIVET_CONN_STEP_CONNECT:
@@ -689,7 +667,7 @@ static void rivet_conn_event(struct rivet_conn *conn,
 			      cm->param.conn.private_data_len);
 		break;
 	case RIVET_CONN_STEP_RESET:
-		rdma_disconnect(conn->id);
+		rivet_verbs_cm_disconnect(conn->id);
 		rivet_conn_fail(conn, err);
 		break;
 	case RIVET_CONN_STEP_FAIL:
@@ -709,5 +687,5 @@ void rivet_conn_handle_cm(struct rivet_rdm_ep *ep, struct rdma_cm_event *cm)
 	}
 	if (cm->id != ep->listen_id && cm->id->context)
 		rivet_conn_event(cm->id->context, cm);
-	rdma_ack_cm_event(cm);
+	rivet_verbs_cm_event_ack(cm);
 }

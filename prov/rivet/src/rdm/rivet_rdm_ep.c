@@ -134,16 +134,17 @@ static int rivet_rdm_slab_construct(struct rivet_rdm_ep *ep)
 {
 	size_t n = ep->srq_size + ep->tx_size + RIVET_RDM_CTRL_BUDGET;
 	size_t i;
+	int ret;
 
 	if (posix_memalign((void **)&ep->slab, 4096, n * ep->slot_size))
 		return -FI_ENOMEM;
 	/* defined once for valgrind: what the NIC writes into the receive
 	 * buffers later is never marked (the cost of a mark per message) */
 	memset(ep->slab, 0, n * ep->slot_size);
-	ep->slab_mr = ibv_reg_mr(ep->domain->pd, ep->slab, n * ep->slot_size,
-				 IBV_ACCESS_LOCAL_WRITE);
-	if (!ep->slab_mr)
-		return rivet_errno_to_fi(errno);
+	ret = rivet_verbs_mr_reg(ep->domain->pd, ep->slab, n * ep->slot_size,
+				 IBV_ACCESS_LOCAL_WRITE, &ep->slab_mr);
+	if (ret)
+		return ret;
 	ep->rxbufs = calloc(ep->srq_size, sizeof(*ep->rxbufs));
 	ep->ctrlbufs = calloc(RIVET_RDM_CTRL_BUDGET, sizeof(*ep->ctrlbufs));
 	ep->tx_ops = calloc(ep->tx_size, sizeof(*ep->tx_ops));
@@ -194,7 +195,6 @@ static bool rivet_rdm_ep_auto(const struct rivet_rdm_ep *ep)
 static int rivet_rdm_verbs_construct(struct rivet_rdm_ep *ep)
 {
 	const struct rivet_dev *dev = ep->domain->dev;
-	struct ibv_srq_init_attr sattr = { .attr = { .max_sge = 1 } };
 	int cqe;
 	size_t i;
 	int ret;
@@ -207,20 +207,19 @@ static int rivet_rdm_verbs_construct(struct rivet_rdm_ep *ep)
 	cqe = RIVET_MIN((size_t)dev->attr.max_cqe,
 			ep->srq_size + ep->tx_size + RIVET_RDM_CTRL_BUDGET + 64);
 	if (rivet_rdm_ep_auto(ep)) {
-		ep->comp_channel = ibv_create_comp_channel(dev->ctx);
-		if (!ep->comp_channel)
-			return rivet_errno_to_fi(errno);
-		fcntl(ep->comp_channel->fd, F_SETFL,
-		      fcntl(ep->comp_channel->fd, F_GETFL) | O_NONBLOCK);
+		ret = rivet_verbs_channel_create(dev->ctx, &ep->comp_channel);
+		if (!ret)
+			ret = rivet_wait_nonblock(ep->comp_channel->fd);
+		if (ret)
+			return ret;
 	}
-	ep->ibv_cq = ibv_create_cq(dev->ctx, cqe, NULL, ep->comp_channel, 0);
-	if (!ep->ibv_cq)
-		return rivet_errno_to_fi(errno);
-	sattr.attr.max_wr = ep->srq_size;
-	ep->srq = ibv_create_srq(ep->domain->pd, &sattr);
-	if (!ep->srq)
-		return rivet_errno_to_fi(errno);
-	ret = rivet_rdm_slab_construct(ep);
+	ret = rivet_verbs_cq_create(dev->ctx, cqe, NULL, ep->comp_channel,
+				    &ep->ibv_cq);
+	if (!ret)
+		ret = rivet_verbs_srq_create(ep->domain->pd,
+					     (uint32_t)ep->srq_size, 1, &ep->srq);
+	if (!ret)
+		ret = rivet_rdm_slab_construct(ep);
 	if (ret)
 		return ret;
 	for (i = 0; i < ep->srq_size; i++) {
@@ -443,17 +442,15 @@ static int rivet_rdm_ep_close(struct fid *fid)
 	for (i = 0; ep->tx_ops && i < ep->tx_size; i++)
 		rivet_tx_op_release(ep, &ep->tx_ops[i]);
 	if (ep->listen_id)
-		rdma_destroy_id(ep->listen_id);
+		rivet_verbs_cm_id_destroy(ep->listen_id);
 	if (ep->srq)
-		ibv_destroy_srq(ep->srq);
+		rivet_verbs_srq_destroy(ep->srq);
 	if (ep->ibv_cq)
-		ibv_destroy_cq(ep->ibv_cq);
-	if (ep->comp_channel)
-		ibv_destroy_comp_channel(ep->comp_channel);
+		rivet_verbs_cq_destroy(ep->ibv_cq);
+	rivet_verbs_channel_destroy(ep->comp_channel);
 	if (ep->slab_mr)
-		ibv_dereg_mr(ep->slab_mr);
-	if (ep->cm_channel)
-		rdma_destroy_event_channel(ep->cm_channel);
+		rivet_verbs_mr_dereg(ep->slab_mr);
+	rivet_verbs_cm_channel_destroy(ep->cm_channel);
 	rivet_rdm_rxq_destruct(&ep->own_rxq);
 	rivet_stx_release(ep->stx);
 	rivet_rdm_ep_release_refs(ep);
@@ -586,31 +583,21 @@ int rivet_rdm_listen(struct rivet_domain *dom, const struct fi_info *info,
 {
 	const struct rivet_dev *dev = dom->dev;
 	union rivet_sockaddr src;
+	int ret;
 
-	*channel_p = rdma_create_event_channel();
-	if (!*channel_p)
-		return rivet_errno_to_fi(errno);
-	fcntl((*channel_p)->fd, F_SETFL,
-	      fcntl((*channel_p)->fd, F_GETFL) | O_NONBLOCK);
-	if (rdma_create_id(*channel_p, id_p, NULL, RDMA_PS_TCP))
-		return rivet_errno_to_fi(errno);
-	rivet_id_set_tos(*id_p, tos);
+	ret = rivet_verbs_cm_channel_create(channel_p);
+	if (!ret)
+		ret = rivet_wait_nonblock((*channel_p)->fd);
+	if (ret)
+		return ret;
 	memset(&src, 0, sizeof(src));
 	if (info->src_addr && rivet_addr_len(info->src_addr))
 		memcpy(&src, info->src_addr, rivet_addr_len(info->src_addr));
 	else
 		memcpy(&src, &dev->addrs[0].addr,
 		       rivet_addr_len(&dev->addrs[0].addr.sa));
-	if (rdma_bind_addr(*id_p, &src.sa) ||
-	    rdma_listen(*id_p, RIVET_RDM_BACKLOG)) {
-		RIVET_WARN_ERRNO(EP_CTRL, "rdma_bind_addr/listen", errno);
-		return rivet_errno_to_fi(errno);
-	}
-	if ((*id_p)->verbs != dev->ctx)
-		return -FI_EINVAL;
-	memcpy(name, rdma_get_local_addr(*id_p),
-	       rivet_addr_len(rdma_get_local_addr(*id_p)));
-	return 0;
+	return rivet_verbs_cm_listen(*channel_p, &src.sa, tos,
+				     RIVET_RDM_BACKLOG, dev->ctx, id_p, name);
 }
 
 static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
@@ -759,7 +746,7 @@ void rivet_rdm_ep_addr_removed(struct rivet_av_listener *l, fi_addr_t addr)
 		    conn->state == RIVET_CONN_CLOSED)
 			continue;
 		if (conn->id)
-			rdma_disconnect(conn->id);
+			rivet_verbs_cm_disconnect(conn->id);
 		rivet_conn_fail(conn, FI_ECONNABORTED);
 		conn->addr = FI_ADDR_NOTAVAIL;
 	}

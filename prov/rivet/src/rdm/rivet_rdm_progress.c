@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rivet_cntr.h"
 #include "rivet_cq_out.h"
 #include "rivet_iov.h"
 #include "rivet_rdm.h"
@@ -376,11 +377,16 @@ rivet_rdm_wc_other(struct rivet_rdm_ep *ep, const struct ibv_wc *wc)
 
 	switch (*(uint8_t *)p) {
 	case RIVET_WR_RXBUF:
-		/* a write with immediate data takes a buffer, fills none */
+		/* a write with immediate data takes a buffer, fills none; one
+		 * that a QP had taken from the SRQ when it went to the error
+		 * state comes back flushed, and is the SRQ's again (the
+		 * endpoint's close destroys the SRQ after its last pass) */
 		if (wc->status == IBV_WC_SUCCESS)
 			rivet_rma_handle_imm(ep, buf, wc);
 		else if (wc->status != IBV_WC_WR_FLUSH_ERR)
 			rivet_rdm_rx_failed(ep, buf, wc);
+		else
+			rivet_rdm_srq_give(ep, buf);
 		break;
 	case RIVET_WR_TX:
 		rivet_rdm_wc_tx(ep, p, wc);
@@ -462,7 +468,7 @@ void rivet_rdm_progress_cm(struct rivet_rdm_ep *ep)
 
 	if (ep->sep)	/* a context: requests come to its endpoint */
 		rivet_sep_progress_cm(ep);
-	while (!rdma_get_cm_event(ep->cm_channel, &cm))
+	while (!rivet_verbs_cm_event_get(ep->cm_channel, &cm))
 		rivet_conn_handle_cm(ep, cm);
 }
 
@@ -474,7 +480,7 @@ rivet_rdm_progress_pass(struct rivet_rdm_ep *ep)
 	struct ibv_wc wcs[RIVET_RDM_POLL_BATCH];
 	int n, i, total;
 
-	/* rdma_get_cm_event is a system call even when nothing is pending,
+	/* Taking an rdma_cm event is a system call even when nothing is pending,
 	 * and a busy-polling application makes thousands of passes per
 	 * message: the channel is looked at once per 1024 units of passes
 	 * (4 while connections of ours are being set up: a connection that
@@ -593,7 +599,7 @@ static void rivet_conn_release(struct rivet_conn *conn, uint64_t now)
 		return;
 	RIVET_INFO(EP_CTRL, "connection %u: qp 0x%x released\n", conn->idx,
 		   conn->qp_num);
-	rdma_destroy_qp(conn->id);
+	rivet_verbs_cm_qp_destroy(conn->id);
 	conn->qp = NULL;
 	conn->inj_qpx = NULL;
 	/* its receives were all polled during the linger; the device may

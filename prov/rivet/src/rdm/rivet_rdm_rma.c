@@ -14,6 +14,7 @@
  */
 #include <stdlib.h>
 
+#include "rivet_cntr.h"
 #include "rivet_iov.h"
 #include "rivet_rdm.h"
 

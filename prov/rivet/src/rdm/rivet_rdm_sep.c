@@ -52,12 +52,6 @@ static struct rivet_sep *to_rsep(struct fid *fid)
 	return container_of(fid, struct rivet_sep, ep_fid.fid);
 }
 
-static void rivet_sep_reject(struct rdma_cm_id *id)
-{
-	rdma_reject(id, NULL, 0);
-	rdma_destroy_id(id);
-}
-
 struct rivet_av *rivet_sep_av(struct rivet_sep *sep)
 {
 	struct rivet_av *av;
@@ -81,7 +75,7 @@ static void rivet_sep_connreq(struct rivet_sep *sep, struct rdma_cm_event *cm)
 	struct rivet_sep_req *r;
 
 	if (cm->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-		rdma_ack_cm_event(cm);
+		rivet_verbs_cm_event_ack(cm);
 		return;
 	}
 	r = calloc(1, sizeof(*r));
@@ -89,14 +83,14 @@ static void rivet_sep_connreq(struct rivet_sep *sep, struct rdma_cm_event *cm)
 		memcpy(&r->req, cm->param.conn.private_data,
 		       RIVET_MIN((size_t)cm->param.conn.private_data_len,
 				 sizeof(r->req)));
-	rdma_ack_cm_event(cm);
+	rivet_verbs_cm_event_ack(cm);
 	if (!r || r->req.magic != RIVET_CONN_MAGIC ||
 	    r->req.version != RIVET_WIRE_VERSION ||
 	    r->req.rx_idx >= sep->nrx || !sep->rx[r->req.rx_idx]) {
 		RIVET_INFO(EP_CTRL, "scalable endpoint: connection request "
 			   "for receive context %u rejected\n",
 			   r ? r->req.rx_idx : 0);
-		rivet_sep_reject(id);
+		rivet_verbs_cm_refuse(id);
 		free(r);
 		return;
 	}
@@ -111,7 +105,7 @@ static void rivet_sep_listen_locked(struct rivet_sep *sep)
 	struct rdma_cm_event *cm;
 
 	RIVET_MUTEX_HELD(&sep->lock);
-	while (!rdma_get_cm_event(sep->cm_channel, &cm))
+	while (!rivet_verbs_cm_event_get(sep->cm_channel, &cm))
 		rivet_sep_connreq(sep, cm);
 }
 
@@ -141,9 +135,8 @@ static void rivet_sep_accept(struct rivet_rdm_ep *ep,
 	LL_FOREACH_SAFE(mine, r, tmp) {
 		LL_DELETE(mine, r);
 		/* its events (established, disconnected) come to ours */
-		if (rdma_migrate_id(r->id, ep->cm_channel)) {
-			RIVET_WARN_ERRNO(EP_CTRL, "rdma_migrate_id", errno);
-			rivet_sep_reject(r->id);
+		if (rivet_verbs_cm_migrate(r->id, ep->cm_channel)) {
+			rivet_verbs_cm_refuse(r->id);
 		} else {
 			rivet_conn_accept(ep, r->id, &r->req);
 		}
@@ -215,7 +208,7 @@ void rivet_sep_ctx_closed(struct rivet_rdm_ep *ep)
 			if (r->req.rx_idx != ep->sep_idx)
 				continue;
 			LL_DELETE(sep->pending, r);
-			rivet_sep_reject(r->id);
+			rivet_verbs_cm_refuse(r->id);
 			free(r);
 		}
 	} else {
@@ -258,15 +251,14 @@ int rivet_rdm_ctx_open(struct rivet_domain *dom, struct fi_info *info,
 		ep->ep_fid.msg = &g_rivet_rdm_txc_msg_ops;
 		ep->ep_fid.tagged = &g_rivet_rdm_txc_tagged_ops;
 	}
-	ep->cm_channel = rdma_create_event_channel();
-	if (!ep->cm_channel) {
-		ret = rivet_errno_to_fi(errno);
+	ret = rivet_verbs_cm_channel_create(&ep->cm_channel);
+	if (!ret)
+		ret = rivet_wait_nonblock(ep->cm_channel->fd);
+	if (ret) {
 		ep->sep = NULL;		/* not yet one of its contexts */
 		fi_close(&ep->ep_fid.fid);
 		return ret;
 	}
-	fcntl(ep->cm_channel->fd, F_SETFL,
-	      fcntl(ep->cm_channel->fd, F_GETFL) | O_NONBLOCK);
 	*ep_p = &ep->ep_fid;
 	return 0;
 }
@@ -455,13 +447,12 @@ static int rivet_sep_close(struct fid *fid)
 	pthread_mutex_unlock(&sep->lock);
 	LL_FOREACH_SAFE(sep->pending, r, tmp) {
 		LL_DELETE(sep->pending, r);
-		rivet_sep_reject(r->id);
+		rivet_verbs_cm_refuse(r->id);
 		free(r);
 	}
 	if (sep->listen_id)
-		rdma_destroy_id(sep->listen_id);
-	if (sep->cm_channel)
-		rdma_destroy_event_channel(sep->cm_channel);
+		rivet_verbs_cm_id_destroy(sep->listen_id);
+	rivet_verbs_cm_channel_destroy(sep->cm_channel);
 	if (sep->av)
 		atomic_fetch_sub(&sep->av->refcnt, 1);
 	atomic_fetch_sub(&sep->domain->refcnt, 1);

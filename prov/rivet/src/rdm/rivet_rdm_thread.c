@@ -9,19 +9,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "rivet_cntr.h"
 #include "rivet_rdm.h"
 
 /* A bound on each sleep: also covers deferred work that waits for room. */
 #define RIVET_RDM_THREAD_SLEEP_MS 50
-
-static void rivet_rdm_thread_ack(struct rivet_rdm_ep *ep)
-{
-	struct ibv_cq *cq;
-	void *ctx;
-
-	while (!ibv_get_cq_event(ep->comp_channel, &cq, &ctx))
-		ibv_ack_cq_events(cq, 1);
-}
 
 static void *rivet_rdm_thread_main(void *arg)
 {
@@ -49,7 +41,7 @@ static void *rivet_rdm_thread_main(void *arg)
 		 * for this one: a context looks at each wake) */
 		if (fds[2].revents || ep->sep)
 			ep->psrc.progress_cm(&ep->psrc);
-		rivet_rdm_thread_ack(ep);
+		rivet_verbs_cq_events_ack(ep->ibv_cq, ep->comp_channel);
 	}
 	return NULL;
 }

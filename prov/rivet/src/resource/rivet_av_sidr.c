@@ -15,13 +15,12 @@ static int rivet_ud_event(struct rdma_event_channel *ch, uint64_t deadline,
 			  struct rdma_cm_event **ev_p)
 {
 	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	int left;
+	int left, ret;
 
 	for (;;) {
-		if (!rdma_get_cm_event(ch, ev_p))
-			return 0;
-		if (errno != EAGAIN)
-			return rivet_errno_to_fi(errno);
+		ret = rivet_verbs_cm_event_get(ch, ev_p);
+		if (ret != -FI_EAGAIN)
+			return ret;
 		left = rivet_wait_remaining(deadline);
 		if (!left)
 			return -FI_ETIMEDOUT;
@@ -46,7 +45,7 @@ static int rivet_ud_expect(struct rdma_event_channel *ch, uint64_t deadline,
 	ret = (*ev_p)->event == RDMA_CM_EVENT_UNREACHABLE ||
 	      (*ev_p)->event == RDMA_CM_EVENT_REJECTED ?
 	      -FI_EADDRNOTAVAIL : -FI_EHOSTUNREACH;
-	rdma_ack_cm_event(*ev_p);
+	rivet_verbs_cm_event_ack(*ev_p);
 	*ev_p = NULL;
 	return ret;
 }
@@ -57,13 +56,11 @@ static void rivet_ud_name(struct rdma_cm_id *id, const struct sockaddr *svc,
 			  const struct rdma_ud_param *ud,
 			  union rivet_sockaddr *name_p)
 {
-	struct ibv_port_attr pa;
 	struct sockaddr_in6 ip;
 	const uint8_t *gid = ud->ah_attr.grh.dgid.raw;
 	uint16_t lid = ud->ah_attr.dlid;
 
-	if (!ibv_query_port(id->verbs, id->port_num, &pa) &&
-	    pa.link_layer == IBV_LINK_LAYER_ETHERNET) {
+	if (rivet_verbs_port_ethernet(id->verbs, id->port_num)) {
 		lid = 0;
 		if (!rivet_ud_addr_from_ip(svc, &ip))
 			gid = ip.sin6_addr.s6_addr;
@@ -85,25 +82,25 @@ static int rivet_ud_sidr(struct rdma_event_channel *ch, struct rdma_cm_id *id,
 	ret = rivet_ud_addr_to_ip(svc, &dst);
 	if (ret)
 		return ret;
-	if (rdma_resolve_addr(id, NULL, &dst.sa, timeout_ms))
+	if (rivet_verbs_cm_resolve_addr(id, NULL, &dst.sa, timeout_ms))
 		return -FI_EHOSTUNREACH;
 	ret = rivet_ud_expect(ch, deadline, RDMA_CM_EVENT_ADDR_RESOLVED, &ev);
 	if (ret)
 		return ret;
-	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(id, timeout_ms))
+	rivet_verbs_cm_event_ack(ev);
+	if (rivet_verbs_cm_resolve_route(id, timeout_ms))
 		return -FI_EHOSTUNREACH;
 	ret = rivet_ud_expect(ch, deadline, RDMA_CM_EVENT_ROUTE_RESOLVED, &ev);
 	if (ret)
 		return ret;
-	rdma_ack_cm_event(ev);
-	if (rdma_connect(id, &param))
+	rivet_verbs_cm_event_ack(ev);
+	if (rivet_verbs_cm_connect(id, &param))
 		return -FI_EHOSTUNREACH;
 	ret = rivet_ud_expect(ch, deadline, RDMA_CM_EVENT_ESTABLISHED, &ev);
 	if (ret)
 		return ret;
 	rivet_ud_name(id, svc, &ev->param.ud, name_p);
-	rdma_ack_cm_event(ev);
+	rivet_verbs_cm_event_ack(ev);
 	return 0;
 }
 
@@ -115,19 +112,19 @@ int rivet_ud_resolve(const struct sockaddr *svc, int timeout_ms,
 	union rivet_sockaddr name;
 	int ret;
 
-	ch = rdma_create_event_channel();
-	if (!ch)
-		return rivet_errno_to_fi(errno);
+	ret = rivet_verbs_cm_channel_create(&ch);
+	if (ret)
+		return ret;
 	ret = rivet_wait_nonblock(ch->fd);
-	if (!ret && rdma_create_id(ch, &id, NULL, RDMA_PS_UDP))
-		ret = rivet_errno_to_fi(errno);
+	if (!ret)
+		ret = rivet_verbs_cm_id_create(ch, NULL, RDMA_PS_UDP, &id);
 	if (ret) {
-		rdma_destroy_event_channel(ch);
+		rivet_verbs_cm_channel_destroy(ch);
 		return ret;
 	}
 	ret = rivet_ud_sidr(ch, id, svc, timeout_ms, &name);
-	rdma_destroy_id(id);
-	rdma_destroy_event_channel(ch);
+	rivet_verbs_cm_id_destroy(id);
+	rivet_verbs_cm_channel_destroy(ch);
 	if (ret)
 		return ret;
 	*name_p = name;

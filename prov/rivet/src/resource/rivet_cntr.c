@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "rivet.h"
+#include "rivet_cntr.h"
 #include "rivet_set.h"
 
 static struct fi_ops g_rivet_cntr_fi_ops;

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 
 #include "rivet.h"
+#include "rivet_cntr.h"
 #include "rivet_set.h"
 
 #define RIVET_CQ_POLL_BATCH 16

@@ -4,6 +4,7 @@
  * into the ring or the error FIFO, or straight into the buffer of an
  * fi_cq_read that waits for them) and fi_cq_read / fi_cq_readfrom.
  */
+#include "rivet_cntr.h"
 #include "rivet_cq_out.h"
 
 static void rivet_cq_entry_write(enum fi_cq_format format,
@@ -222,4 +223,25 @@ ssize_t rivet_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 ssize_t rivet_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 {
 	return rivet_cq_readfrom(cq_fid, buf, count, NULL);
+}
+
+void rivet_cq_unbind_msg(struct rivet_cq *cq)
+{
+	atomic_fetch_sub(&cq->msg_eps, 1);
+	rivet_cq_fast_update(cq);
+	atomic_fetch_sub(&cq->refcnt, 1);
+}
+
+int rivet_cq_add_source(struct rivet_cq *cq, struct rivet_progress_src *src)
+{
+	int ret = rivet_progress_set_add(&cq->srcs, src);
+
+	rivet_cq_fast_update(cq);
+	return ret;
+}
+
+void rivet_cq_del_source(struct rivet_cq *cq, struct rivet_progress_src *src)
+{
+	rivet_progress_set_remove(&cq->srcs, src);
+	rivet_cq_fast_update(cq);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "rivet.h"
+#include "rivet_cntr.h"
 #include "rivet_map.h"
 
 #define RIVET_MR_ACCESS_LOCAL (FI_SEND | FI_RECV | FI_READ | FI_WRITE)

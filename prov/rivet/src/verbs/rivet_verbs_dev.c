@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One scan of the verbs devices librdmacm knows, their active ports, real
- * limits (including the inline size a QP really accepts) and the IP
- * addresses that rdma_cm binds to each of them.
+ * The verbs seam for discovery: one scan of the verbs devices librdmacm
+ * knows, their active ports, real limits (including the inline size a QP
+ * really accepts) and the IP addresses that rdma_cm binds to each of
+ * them; which device routes to an address, and from which local one; a
+ * port's link layer.  Real in the unit tests too (they build struct
+ * rivet_dev by hand).
  */
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -247,4 +250,37 @@ void rivet_devs_finalize(void)
 	if (g_rdma_ctxs)
 		rdma_free_devices(g_rdma_ctxs);
 	g_rdma_ctxs = NULL;
+}
+
+int rivet_verbs_route(const struct sockaddr *src, const struct sockaddr *dst,
+		      int timeout_ms, struct ibv_context **ctx_p,
+		      union rivet_sockaddr *local_p)
+{
+	struct rdma_cm_id *id;
+	struct sockaddr *local;
+	int ret;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
+		return -FI_ENODATA;
+	ret = rdma_resolve_addr(id, (struct sockaddr *)src,
+				(struct sockaddr *)dst, timeout_ms);
+	if (ret || !id->verbs) {
+		RIVET_INFO(CORE, "rdma_resolve_addr: no RDMA route (%d)\n",
+			   ret ? errno : 0);
+		rdma_destroy_id(id);
+		return -FI_ENODATA;
+	}
+	*ctx_p = id->verbs;
+	local = rdma_get_local_addr(id);
+	memcpy(local_p, local, rivet_addr_len(local));
+	rdma_destroy_id(id);
+	return 0;
+}
+
+bool rivet_verbs_port_ethernet(struct ibv_context *ctx, uint8_t port)
+{
+	struct ibv_port_attr pa;
+
+	return !ibv_query_port(ctx, port, &pa) &&
+	       pa.link_layer == IBV_LINK_LAYER_ETHERNET;
 }
