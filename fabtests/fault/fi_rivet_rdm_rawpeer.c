@@ -181,6 +181,9 @@ static int rp_channel(struct rp *r)
 		     fcntl(r->ch->fd, F_GETFL) | O_NONBLOCK);
 }
 
+/* The raw peer's incarnation (rivet_wire_connreq): one process. */
+#define RP_INCARNATION 0x72617770u
+
 /* Connects to a rivet endpoint named dst, claiming to be fake, naming
  * the endpoint's connection replaces - 1 as one it replaces (0: none). */
 static int rp_connect_rep(struct rp *r, const struct sockaddr_in *dst,
@@ -189,7 +192,7 @@ static int rp_connect_rep(struct rp *r, const struct sockaddr_in *dst,
 	struct rivet_wire_connreq req = {
 		.magic = RIVET_CONN_MAGIC, .version = RIVET_WIRE_VERSION,
 		.addr_len = sizeof(*fake), .conn_idx = 0,
-		.replaces = { replaces },
+		.replaces = { replaces }, .incarnation = RP_INCARNATION,
 	};
 	struct rivet_wire_accept acc = { 0 };
 	struct sockaddr_in src = *dst;
@@ -932,6 +935,7 @@ static void rp_established_child(void)
 	struct rivet_wire_connreq req = {
 		.magic = RIVET_CONN_MAGIC, .version = RIVET_WIRE_VERSION,
 		.addr_len = sizeof(struct sockaddr_in),
+		.incarnation = RP_INCARNATION,	/* the replacing one's */
 	};
 	struct ibv_qp_init_attr qia = {
 		.qp_type = IBV_QPT_RC,

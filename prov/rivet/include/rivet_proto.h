@@ -132,6 +132,11 @@ struct rivet_wire_connreq {
 	 * Older peers send 48 bytes: 0. */
 	uint16_t rx_idx;
 	uint16_t reserved;
+	/* The initiator's incarnation: a random number, not 0, that its
+	 * endpoint drew when it opened.  replaces[] names only connections
+	 * of the same incarnation.  Older peers send 52 bytes: 0 (their
+	 * replaces[] is ignored). */
+	uint32_t incarnation;
 };
 _Static_assert(sizeof(struct rivet_wire_connreq) <= 56, "REQ private data");
 
@@ -141,7 +146,11 @@ struct rivet_wire_accept {
 	uint8_t flags;		/* RIVET_CONN_F_* */
 	uint8_t reserved[2];
 	uint32_t conn_idx;	/* the acceptor's index of this connection */
+	/* The acceptor's incarnation (rivet_wire_connreq); older peers
+	 * send 12 bytes: 0. */
+	uint32_t incarnation;
 };
+#define RIVET_WIRE_ACCEPT_MIN 12	/* an older peer's accept */
 
 /* The id of a sender's operation that an RTS or an atomic carries and
  * the answer echoes: its slot in the sender's tx ops and the slot's

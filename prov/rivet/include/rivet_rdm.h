@@ -120,6 +120,8 @@ struct rivet_conn {
 	uint32_t qp_num;		/* its number (kept: late receives) */
 	uint32_t idx;			/* ours, in ep->conns */
 	uint32_t peer_idx;		/* the peer's, put in our headers */
+	uint32_t peer_inc;		/* the peer's incarnation (its request
+					 * or accept), 0 if none */
 	fi_addr_t addr;			/* FI_ADDR_NOTAVAIL if not in the AV */
 	uint16_t rx_idx;		/* active: the peer's receive context */
 	union rivet_sockaddr peer_name;
@@ -380,6 +382,7 @@ struct rivet_rdm_ep {
 	bool any_deferred;	/* some connection has deferred work */
 	struct rdma_cm_id *listen_id;
 	union rivet_sockaddr name;
+	uint32_t incarnation;	/* drawn at open: rivet_wire_connreq */
 	struct ibv_cq *ibv_cq;
 	struct ibv_comp_channel *comp_channel;	/* FI_PROGRESS_AUTO only */
 	pthread_t progress_tid;

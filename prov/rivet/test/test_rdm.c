@@ -281,7 +281,7 @@ static void peer_accepts(struct rdma_cm_id *id, uint32_t peer_idx)
 {
 	struct rivet_wire_accept acc = {
 		.magic = RIVET_CONN_MAGIC, .version = RIVET_WIRE_VERSION,
-		.conn_idx = peer_idx,
+		.conn_idx = peer_idx, .incarnation = 0x1111,
 	};
 
 	mock_cm_event_of(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0);
@@ -469,7 +469,9 @@ Test(rdm, a_refused_connection_fails_its_waiting_send)
 
 /* A peer's connection request, from 10.77.0.2 (the id rdma_cm gives:
  * freed by the endpoint when it takes it, else by the test). */
-static struct rdma_cm_id *peer_request(uint32_t claim_ip, uint32_t peer_idx)
+static struct rdma_cm_id *peer_request_rep(uint32_t claim_ip,
+					   uint32_t peer_idx, uint32_t inc,
+					   uint32_t replaces)
 {
 	struct sockaddr_in from = {
 		.sin_family = AF_INET, .sin_port = htons(40000),
@@ -481,6 +483,7 @@ static struct rdma_cm_id *peer_request(uint32_t claim_ip, uint32_t peer_idx)
 	struct rivet_wire_connreq req = {
 		.magic = RIVET_CONN_MAGIC, .version = RIVET_WIRE_VERSION,
 		.addr_len = sizeof(claim), .conn_idx = peer_idx,
+		.replaces = { replaces }, .incarnation = inc,
 	};
 	struct rdma_cm_id *id = calloc(1, sizeof(*id));
 
@@ -492,6 +495,11 @@ static struct rdma_cm_id *peer_request(uint32_t claim_ip, uint32_t peer_idx)
 	mock_cm_event_of(id, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &req,
 			 sizeof(req));
 	return id;
+}
+
+static struct rdma_cm_id *peer_request(uint32_t claim_ip, uint32_t peer_idx)
+{
+	return peer_request_rep(claim_ip, peer_idx, 0x1111, 0);
 }
 
 /* A peer connects to us: accepted (our index of the connection in the
@@ -554,5 +562,90 @@ Test(rdm, a_request_claiming_another_node_is_refused)
 	cr_expect_null(id->qp);
 	free(id);
 	g_mock.ids--;
+	cr_expect_eq(fi_close(&ep->fid), 0);
+}
+
+static enum rivet_conn_state conn_state(struct fid_ep *ep, size_t i)
+{
+	cr_assert_lt(i, rdm_ep(ep)->nconns);
+	return rdm_ep(ep)->conns[i]->state;
+}
+
+/* replaces[] closes a connection the same peer opened in the same
+ * incarnation; another incarnation (a process that claims the peer's
+ * name) or a request without one closes nothing (issue 38, A2). */
+Test(rdm, replaces_closes_only_the_same_incarnations_connection)
+{
+	struct fid_ep *ep = ep_up();
+	struct rdma_cm_id *id;
+
+	(void)peer_insert();
+	id = peer_request_rep(0x0a4d0002, 0, 0x1111, 0);
+	progress();
+	cr_assert_eq(g_mock.accepts, 1);
+	mock_cm_event_of(id, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+	progress();
+	cr_assert_eq(conn_state(ep, 0), RIVET_CONN_UP);
+	/* another incarnation, then none: ignored */
+	(void)peer_request_rep(0x0a4d0002, 1, 0x2222, 1);
+	(void)peer_request_rep(0x0a4d0002, 2, 0, 1);
+	progress();
+	cr_assert_eq(g_mock.accepts, 3);
+	cr_expect_eq(conn_state(ep, 0), RIVET_CONN_UP,
+		     "replaced by another incarnation");
+	cr_expect_eq(g_mock.qp_errors, 0);
+	/* the same incarnation: closed */
+	(void)peer_request_rep(0x0a4d0002, 3, 0x1111, 1);
+	progress();
+	cr_expect_eq(conn_state(ep, 0), RIVET_CONN_CLOSED,
+		     "not replaced by its own incarnation");
+	cr_expect_eq(fi_close(&ep->fid), 0);
+}
+
+/* A connection we opened: the incarnation is the one the peer's accept
+ * carried (the peer gave it up on its side, and reconnects). */
+Test(rdm, replaces_closes_a_connection_we_opened_of_its_incarnation)
+{
+	struct fid_ep *ep = ep_up();
+	fi_addr_t peer = peer_insert();
+	char msg[4] = "abc";
+
+	cr_assert_eq(fi_tsend(ep, msg, sizeof(msg), NULL, peer, 9, NULL), 0);
+	peer_accepts(g_mock.last_id, 0);	/* incarnation 0x1111 */
+	cr_assert_eq(conn_state(ep, 0), RIVET_CONN_UP);
+	(void)peer_request_rep(0x0a4d0002, 1, 0x2222, 1);
+	progress();
+	cr_assert_eq(g_mock.accepts, 1);
+	cr_expect_eq(conn_state(ep, 0), RIVET_CONN_UP,
+		     "replaced by another incarnation");
+	(void)peer_request_rep(0x0a4d0002, 2, 0x1111, 1);
+	progress();
+	cr_expect_eq(conn_state(ep, 0), RIVET_CONN_CLOSED,
+		     "not replaced by its own incarnation");
+	cr_expect_eq(fi_close(&ep->fid), 0);
+}
+
+/* An older peer's accept (12 bytes, no incarnation) still brings the
+ * connection up. */
+Test(rdm, an_older_peers_short_accept_is_taken)
+{
+	struct fid_ep *ep = ep_up();
+	fi_addr_t peer = peer_insert();
+	struct rivet_wire_accept acc = {
+		.magic = RIVET_CONN_MAGIC, .version = RIVET_WIRE_VERSION,
+		.conn_idx = 2,
+	};
+	struct rdma_cm_id *id;
+	char msg[4] = "abc";
+
+	cr_assert_eq(fi_tsend(ep, msg, sizeof(msg), NULL, peer, 9, NULL), 0);
+	id = g_mock.last_id;
+	mock_cm_event_of(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0);
+	mock_cm_event_of(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, 0);
+	mock_cm_event_of(id, RDMA_CM_EVENT_ESTABLISHED, 0, &acc,
+			 RIVET_WIRE_ACCEPT_MIN);
+	progress();
+	cr_expect_eq(conn_state(ep, 0), RIVET_CONN_UP);
+	cr_expect_eq(rdm_ep(ep)->conns[0]->peer_inc, 0);
 	cr_expect_eq(fi_close(&ep->fid), 0);
 }

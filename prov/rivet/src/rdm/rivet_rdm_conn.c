@@ -449,15 +449,18 @@ static void rivet_conn_log_up(struct rivet_conn *conn)
 static void rivet_conn_up(struct rivet_conn *conn, const void *data,
 			  size_t len)
 {
-	const struct rivet_wire_accept *acc = data;
+	struct rivet_wire_accept a = { 0 }, *acc = &a;
 
 	if (conn->active) {
-		if (!acc || len < sizeof(*acc) ||
+		if (data)
+			memcpy(&a, data, RIVET_MIN(len, sizeof(a)));
+		if (!data || len < RIVET_WIRE_ACCEPT_MIN ||
 		    acc->magic != RIVET_CONN_MAGIC) {
 			rivet_conn_fail(conn, FI_ECONNABORTED);
 			return;
 		}
 		conn->peer_idx = acc->conn_idx;
+		conn->peer_inc = acc->incarnation;
 		conn->inj_hdr.conn_idx = conn->peer_idx;
 		conn->peer_rma_event = acc->flags & RIVET_CONN_F_RMA_EVENT;
 	}
@@ -486,7 +489,10 @@ static void rivet_conn_replaced(struct rivet_conn *conn, uint32_t *idx)
 
 /* A connection request that names connections of ours its sender has
  * given up: a lost link may have kept us from hearing, and replies on
- * them would go nowhere.  Ours to the same endpoint name are closed. */
+ * them would go nowhere.  Closed: those to the same endpoint name in the
+ * same incarnation (its request's, or its accept's for one we opened):
+ * another process that claims the name does not know it; a request
+ * without one, from an older peer, replaces none. */
 static void rivet_conn_close_replaced(struct rivet_conn *conn,
 				      const struct rivet_wire_connreq *req)
 {
@@ -496,12 +502,13 @@ static void rivet_conn_close_replaced(struct rivet_conn *conn,
 	uint32_t idx;
 	int i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2 && req->incarnation; i++) {
 		idx = req->replaces[i];
 		if (!idx || idx > ep->nconns)
 			continue;
 		c = ep->conns[idx - 1];
 		if (c == conn || c->state == RIVET_CONN_CLOSED ||
+		    c->peer_inc != req->incarnation ||
 		    !rivet_addr_same_ip(&c->peer_name.sa, &from->sa) ||
 		    rivet_addr_port(&c->peer_name.sa) !=
 		    rivet_addr_port(&from->sa))
@@ -523,6 +530,7 @@ static void rivet_conn_connect(struct rivet_conn *conn)
 
 	req.addr_len = alen;
 	req.rx_idx = conn->rx_idx;
+	req.incarnation = conn->ep->incarnation;
 	req.flags = conn->ep->rma_event ? RIVET_CONN_F_RMA_EVENT : 0;
 	if (conn->ep->sep && !conn->ep->sep_rx)
 		req.flags |= RIVET_CONN_F_TX_ONLY;
@@ -588,6 +596,7 @@ void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 	conn->id = id;
 	id->context = conn;
 	conn->peer_idx = req->conn_idx;
+	conn->peer_inc = req->incarnation;
 	conn->inj_hdr.conn_idx = conn->peer_idx;
 	conn->peer_rma_event = req->flags & RIVET_CONN_F_RMA_EVENT;
 	conn->peer_tx_only = req->flags & RIVET_CONN_F_TX_ONLY;
@@ -599,6 +608,7 @@ void rivet_conn_accept(struct rivet_rdm_ep *ep, struct rdma_cm_id *id,
 		   conn->idx, conn->peer_idx,
 		   conn->peer_tx_only ? ", a transmit context" : "");
 	acc.conn_idx = conn->idx;
+	acc.incarnation = ep->incarnation;
 	rivet_conn_param(conn, &acc, sizeof(acc), &p);
 	rivet_id_set_ack_timeout(id);
 	if (rivet_conn_create_qp(conn) || rivet_verbs_cm_accept(id, &p)) {

@@ -6,6 +6,8 @@
  */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "rivet_rdm.h"
 
@@ -600,6 +602,17 @@ int rivet_rdm_listen(struct rivet_domain *dom, const struct fi_info *info,
 				     RIVET_RDM_BACKLOG, dev->ctx, id_p, name);
 }
 
+/* Not 0 (an older peer's), unlikely to repeat across restarts. */
+static uint32_t rivet_rdm_incarnation(void)
+{
+	uint32_t v = 0;
+
+	while (!v)
+		if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
+			v = (uint32_t)rivet_now_ns() ^ ((uint32_t)getpid() << 16);
+	return v;
+}
+
 static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 				   struct rivet_domain *dom,
 				   const struct fi_info *info)
@@ -608,6 +621,7 @@ static void rivet_rdm_ep_construct(struct rivet_rdm_ep *ep,
 	size_t room;
 
 	ep->domain = dom;
+	ep->incarnation = rivet_rdm_incarnation();
 	pthread_mutex_init(&ep->lock, NULL);
 	ep->lockp = &ep->lock;
 	ep->locking = dom->threading != FI_THREAD_DOMAIN ||
